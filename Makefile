@@ -1,0 +1,34 @@
+# The README's commands. Each target installs what it needs into .venv first.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+# Exact versions for dev and CI; the local wheel folder (torch's CPU wheel) when present.
+PIP    := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt \
+          $(if $(wildcard /opt/wheels),--find-links /opt/wheels)
+
+.PHONY: demo test bench lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# One stamp per set of extras, redone when the project or the pins change.
+$(VENV)/.installed-%: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e ".[$*]"
+	@touch $@
+
+demo: $(VENV)/.installed-report
+	$(VENV)/bin/rewardkit demo --out out
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/run.py
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,99 @@
+"""Parameter validation at the edge, with one message template.
+
+"The 'gamma' parameter of score_trajectory must be a float in [0, 1]. Got 1.5."
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["check_choice", "check_optional_real", "check_positive_int", "check_real"]
+
+
+def _fail(param: str, func: str, accepted: str, value: Any) -> ConfigError:
+    return ConfigError(f"The '{param}' parameter of {func} must be {accepted}. Got {value!r}.")
+
+
+def check_real(
+    value: Any,
+    param: str,
+    func: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """A finite real number in the given (closed unless ``*_open``) range; returns a float."""
+    x = _real(value, param, func, low, high, low_open, high_open, allow_none=False)
+    assert x is not None  # allow_none=False never returns None
+    return x
+
+
+def check_optional_real(
+    value: Any,
+    param: str,
+    func: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float | None:
+    """Like :func:`check_real`, but ``None`` is accepted and returned as is."""
+    return _real(value, param, func, low, high, low_open, high_open, allow_none=True)
+
+
+def _real(
+    value: Any,
+    param: str,
+    func: str,
+    low: float | None,
+    high: float | None,
+    low_open: bool,
+    high_open: bool,
+    *,
+    allow_none: bool,
+) -> float | None:
+    if value is None and allow_none:
+        return None
+    lo = f"{'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}"
+    hi = f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}"
+    bounded = low is not None or high is not None
+    accepted = "a float" + (f" in {lo}, {hi}" if bounded else " (finite)")
+    if allow_none:
+        accepted += " or None"
+    if isinstance(value, bool) or not (
+        isinstance(value, (int, float)) or hasattr(value, "__float__")
+    ):
+        raise _fail(param, func, accepted, value)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise _fail(param, func, accepted, value) from None
+    if not math.isfinite(x):
+        raise _fail(param, func, accepted, value)
+    if low is not None and (x < low or (low_open and x == low)):
+        raise _fail(param, func, accepted, value)
+    if high is not None and (x > high or (high_open and x == high)):
+        raise _fail(param, func, accepted, value)
+    return x
+
+
+def check_positive_int(value: Any, param: str, func: str, *, minimum: int = 1) -> int:
+    """An int (not bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(param, func, f"an int >= {minimum}", value)
+    return value
+
+
+def check_choice(value: Any, param: str, func: str, choices: Collection[Any]) -> Any:
+    """One of ``choices``."""
+    if value not in choices:
+        accepted = "one of " + ", ".join(repr(c) for c in choices)
+        raise _fail(param, func, accepted, value)
+    return value

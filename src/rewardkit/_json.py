@@ -1,0 +1,121 @@
+"""Canonical JSON, content hashes and atomic writes.
+
+Canonical means: keys sorted, no insignificant whitespace, floats in Python's shortest
+round-trip form (``repr``), ``-0.0`` written as ``0.0``, NaN written as ``null`` and infinities
+rejected. Identical inputs therefore give identical bytes in any process, whatever
+``PYTHONHASHSEED`` is.
+
+Results inherit :class:`JsonMixin`, which gives them ``to_dict()`` and ``to_json()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["JsonMixin", "canonical_json", "content_hash", "to_plain", "write_atomic"]
+
+
+def to_plain(obj: Any, _path: str = "$") -> Any:
+    """Turn results, numpy values, tuples and enums into plain JSON-able Python values."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if math.isnan(x):
+            return None
+        if math.isinf(x):
+            raise ValueError(f"canonical JSON cannot hold an infinite value (at {_path}).")
+        return 0.0 if x == 0.0 else x
+    if isinstance(obj, enum.Enum):
+        return to_plain(obj.value, _path)
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        return to_plain(obj.to_dict(), _path)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {
+            f.name: to_plain(getattr(obj, f.name), f"{_path}.{f.name}")
+            for f in dataclasses.fields(obj)
+        }
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            key = k.value if isinstance(k, enum.Enum) else k
+            key = str(to_plain(key, _path)) if not isinstance(key, str) else key
+            if key in out:
+                raise ValueError(f"two keys of {_path} turn into the same JSON key '{key}'.")
+            out[key] = to_plain(v, f"{_path}.{key}")
+        return out
+    if isinstance(obj, np.ndarray):
+        return [to_plain(v, f"{_path}[{i}]") for i, v in enumerate(obj.tolist())]
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v, f"{_path}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, (set, frozenset)):
+        return sorted((to_plain(v, _path) for v in obj), key=lambda v: json.dumps(v))
+    if isinstance(obj, Path):
+        return obj.as_posix()
+    raise TypeError(f"cannot put a {type(obj).__name__} into canonical JSON (at {_path}).")
+
+
+def canonical_json(obj: Any, *, indent: int | None = None) -> str:
+    """Serialise ``obj`` canonically (sorted keys, shortest round-trip floats)."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    return json.dumps(
+        to_plain(obj),
+        sort_keys=True,
+        separators=separators,
+        indent=indent,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+
+
+def content_hash(obj: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``obj`` (bytes are hashed as they are)."""
+    data = obj if isinstance(obj, bytes) else canonical_json(obj).encode("utf-8")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+class JsonMixin:
+    """Adds ``to_dict()`` and canonical ``to_json()`` to a frozen result dataclass."""
+
+    def to_dict(self) -> dict[str, Any]:
+        assert dataclasses.is_dataclass(self)
+        return {
+            f.name: to_plain(getattr(self, f.name), f"$.{f.name}") for f in dataclasses.fields(self)
+        }
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        return canonical_json(self.to_dict(), indent=indent)

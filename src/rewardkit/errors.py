@@ -1,0 +1,85 @@
+"""Errors and warnings raised by rewardkit.
+
+Every error names what was wrong (parameter, file, line, field), what is accepted and what was
+received. Hierarchy::
+
+    RewardkitError                      base of everything rewardkit raises on purpose
+    ├── ConfigError (ValueError)        a bad parameter or configuration value
+    │   └── MappingError                a level mapping that breaks a rule (levels.LevelMapping)
+    ├── InputError (ValueError)         a bad user data file: names the file, line and field
+    └── MissingExtraError (ImportError) an optional dependency is missing: names the pip command
+
+    RewardkitWarning (UserWarning)      base of the typed warnings for degenerate data
+    └── ZeroVarianceWarning             no group in a batch carries any reward variance
+
+A failed rollout, a crashing reward component or a failing gate is *not* an exception: it is
+recorded on the result (see ``stack.RewardResult.errors``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "MappingError",
+    "MissingExtraError",
+    "RewardkitError",
+    "RewardkitWarning",
+    "ZeroVarianceWarning",
+]
+
+
+class RewardkitError(Exception):
+    """Base class of every error rewardkit raises on purpose."""
+
+
+class ConfigError(RewardkitError, ValueError):
+    """A parameter or configuration value outside what is accepted."""
+
+
+class MappingError(ConfigError):
+    """A level mapping that is not monotone, exceeds its ceiling, or maps the reserved level −1."""
+
+
+class InputError(RewardkitError, ValueError):
+    """A malformed user data file; the message names the file, line and field."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.path = path
+        self.line = line
+        self.field = field
+
+
+class MissingExtraError(RewardkitError, ImportError):
+    """An optional dependency is not installed."""
+
+    def __init__(self, package: str, extra: str, feature: str) -> None:
+        super().__init__(
+            f"{feature} needs the optional package '{package}', which is not installed. "
+            f"Install it with: pip install 'rewardkit[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra
+
+
+class RewardkitWarning(UserWarning):
+    """Base class of rewardkit's typed warnings for degenerate data."""
+
+
+class ZeroVarianceWarning(RewardkitWarning):
+    """Every group of a batch has zero reward variance: the batch carries no learning signal."""

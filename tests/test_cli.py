@@ -1,0 +1,80 @@
+"""The rewardkit command: --help, --version, one-line usage errors with exit 2, the demo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rewardkit import __version__
+from rewardkit.cli import main
+
+
+def run(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "rewardkit.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_version_and_help(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"rewardkit {__version__}"
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "demo" in out and "--json" in out and "--out" in out
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["demo", "--bogus"], "rewardkit: error: No such option '--bogus'"),
+        (["nope"], "rewardkit: error: No such command 'nope'"),
+        (["demo", "--out"], "rewardkit: error: Option '--out' requires an argument"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(argv, match, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(match)
+    assert err.count("\n") == 1
+
+
+def test_demo_writes_artefacts_and_json_summary(tmp_path):
+    out = tmp_path / "o"
+    p = run("demo", "--json", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(p.stdout)
+    assert summary["passed"] is True
+    assert set(summary["artefacts"]) == {
+        "levels.json",
+        "stack.json",
+        "advantages.json",
+        "checks.json",
+    }
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["artefacts"] == summary["artefacts"]
+    levels = json.loads((out / "levels.json").read_text())
+    assert levels["injected/B"]["value"] == pytest.approx(0.2353846153846154)
+    # global options before the subcommand work too
+    p2 = run("--json", "--out", str(tmp_path / "p"), "demo")
+    assert p2.returncode == 0 and json.loads(p2.stdout)["artefacts"] == summary["artefacts"]
+
+
+def test_demo_table_output(tmp_path):
+    p = run("demo", "--out", str(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    assert "PASS" in p.stdout and "FAIL" not in p.stdout
+
+
+def test_out_that_is_a_file_is_rejected(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    p = run("demo", "--out", str(f))
+    assert p.returncode == 2
+    assert p.stderr.startswith("rewardkit: error: Invalid value for '--out'")

@@ -1,0 +1,44 @@
+"""Every example runs, and the README's quickstart is exactly examples/quickstart.py."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def test_readme_quickstart_is_the_example():
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    example = (ROOT / "examples" / "quickstart.py").read_text().split('"""\n\n', 1)[1]
+    assert blocks and blocks[0] == example
+    assert len(example.strip().splitlines()) <= 25
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_runs(path):
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip()
+
+
+def test_quickstart_prints_the_documented_numbers():
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("0.975 False")
+    assert lines[1].startswith("0.0 True {'no_write': ('update_observation/7',)}")
+    assert lines[2].startswith("None False {} ('task',)")
+    assert lines[3] == "advantages: [1.0, -1.0, None]"
+    assert lines[4] == "recipe B: 0.235385"
