@@ -16,16 +16,20 @@ $(VENV)/.installed-%: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e ".[$*]"
 	@touch $@
 
-demo: $(VENV)/.installed-report
+# What each command installs: the demo needs the report extra; tests also run the optional paths.
+DEMO_EXTRAS := report
+TEST_EXTRAS := test,report,torch
+
+demo: $(VENV)/.installed-$(DEMO_EXTRAS)
 	$(VENV)/bin/rewardkit demo --out out
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-$(TEST_EXTRAS)
 	$(PY) -m pytest
 
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-$(TEST_EXTRAS)
 	$(PY) benchmarks/run.py
 
-lint: $(VENV)/.installed-test
+lint: $(VENV)/.installed-$(TEST_EXTRAS)
 	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/ruff format --check src tests benchmarks examples
 	$(VENV)/bin/mypy

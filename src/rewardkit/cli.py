@@ -3,76 +3,57 @@
     rewardkit --version
     rewardkit demo [--out DIR] [--json]
 
+Subcommands are registered in ``_commands.COMMANDS`` and imported only when used, so that
+``rewardkit --help`` stays fast and an area's optional dependencies load only for its commands.
 Exit status: 0 success, 1 a check or gate failed, 2 bad arguments or bad input (one line on
 stderr naming what was wrong and what is accepted).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ._json import canonical_json, content_hash, write_atomic
+from ._cliutil import common_options, resolve_settings, write_artefacts
+from ._commands import COMMANDS
+from ._json import canonical_json
 from ._version import __version__
 from .errors import RewardkitError
 
 __all__ = ["cli", "main"]
 
 
-def _common(f: Any) -> Any:
-    """--json and --out on every subcommand (they are accepted before the subcommand too)."""
-    f = click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        default=None,
-        help="Print machine-readable JSON instead of tables.",
-    )(f)
-    f = click.option(
-        "--out",
-        "out",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Directory for the JSON artefacts [default: out].",
-    )(f)
-    return f
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module, attr = COMMANDS[cmd_name].split(":")
+            cmd = getattr(importlib.import_module(module), attr)
+            if not isinstance(cmd, click.Command):
+                raise TypeError(f"{COMMANDS[cmd_name]} is not a click command")
+            return cmd
+        return super().get_command(ctx, cmd_name)
 
 
-def _settings(ctx: click.Context, as_json: bool | None, out: Path | None) -> tuple[bool, Path]:
-    parent = ctx.find_root().params
-    j = as_json if as_json is not None else bool(parent.get("as_json"))
-    o = out if out is not None else (parent.get("out") or Path("out"))
-    return j, o
-
-
-def write_artefacts(out: Path, artefacts: dict[str, Any]) -> dict[str, str]:
-    """Write each artefact atomically as canonical JSON; return name → content hash."""
-    hashes: dict[str, str] = {}
-    for name, obj in sorted(artefacts.items()):
-        text = canonical_json(obj, indent=1) + "\n"
-        write_atomic(out / name, text)
-        hashes[name] = content_hash(text.encode("utf-8"))
-    write_atomic(
-        out / "manifest.json",
-        canonical_json({"rewardkit": __version__, "artefacts": hashes}, indent=1) + "\n",
-    )
-    return hashes
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(
     __version__, "--version", prog_name="rewardkit", message="%(prog)s %(version)s"
 )
-@_common
+@common_options
 def cli(as_json: bool | None, out: Path | None) -> None:
     """Build verifiable rewards for LLM RL and prove them before training."""
 
 
-@cli.command()
-@_common
+@click.command()
+@common_options
 @click.pass_context
 def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
     """Run the main job on the embedded defaults and write its artefacts to --out."""
@@ -81,11 +62,13 @@ def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
 
     from .demo import run_demo
 
-    as_json, out = _settings(ctx, as_json, out)
+    as_json, out = resolve_settings(ctx, as_json, out)
     console = Console(stderr=as_json)
     with console.status("running the demo…") as status:
         report = run_demo(progress=lambda title: status.update(f"done: {title}"))
-    artefacts = {name: obj for s in report.sections for name, obj in s.artefacts.items()}
+    artefacts: dict[str, Any] = {
+        name: obj for s in report.sections for name, obj in s.artefacts.items()
+    }
     artefacts["checks.json"] = {s.name: [c.to_dict() for c in s.checks] for s in report.sections}
     hashes = write_artefacts(out, artefacts)
     if as_json:
@@ -105,13 +88,8 @@ def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
             table.add_column(col)
         for s in report.sections:
             for c in s.checks:
-                table.add_row(
-                    s.name,
-                    c.name,
-                    c.expected,
-                    c.measured,
-                    "[green]PASS[/]" if c.passed else "[red]FAIL[/]",
-                )
+                ok = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
+                table.add_row(s.name, c.name, c.expected, c.measured, ok)
         console.print(table)
         console.print(f"artefacts written to {out}/ ({len(hashes)} files + manifest.json)")
     if not report.passed:

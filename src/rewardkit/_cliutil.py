@@ -1,0 +1,71 @@
+"""Shared pieces of the ``rewardkit`` subcommands: --json / --out, artefact writing, output.
+
+A subcommand module (``rewardkit.<area>.cli``) defines click commands with
+``@common_options`` and a ``click.pass_context`` first argument, calls
+``resolve_settings(ctx, as_json, out)``, writes its artefacts with ``write_artefacts`` and exits
+1 when a gate or check fails. Bad input raises ``RewardkitError`` subclasses; the entry point
+turns them into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._json import canonical_json, content_hash, write_atomic
+from ._version import __version__
+
+__all__ = ["common_options", "resolve_settings", "write_artefacts"]
+
+
+def common_options(f: Any) -> Any:
+    """--json and --out on a command (also accepted before the subcommand)."""
+    f = click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        default=None,
+        help="Print machine-readable JSON instead of tables.",
+    )(f)
+    f = click.option(
+        "--out",
+        "out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Directory for the JSON artefacts [default: out].",
+    )(f)
+    return f
+
+
+def resolve_settings(
+    ctx: click.Context, as_json: bool | None, out: Path | None
+) -> tuple[bool, Path]:
+    """The command's --json / --out, falling back to the ones given before the subcommand."""
+    root = ctx.find_root().params
+    j = as_json if as_json is not None else bool(root.get("as_json"))
+    o = out if out is not None else (root.get("out") or Path("out"))
+    return j, o
+
+
+def write_artefacts(
+    out: Path, artefacts: dict[str, Any], *, manifest: str = "manifest.json"
+) -> dict[str, str]:
+    """Write each artefact atomically (canonical JSON for objects, raw for bytes / str) and a
+    manifest of their SHA-256 hashes; return name → hash."""
+    hashes: dict[str, str] = {}
+    for name, obj in sorted(artefacts.items()):
+        if isinstance(obj, bytes):
+            data = obj
+        elif isinstance(obj, str):
+            data = obj.encode("utf-8")
+        else:
+            data = (canonical_json(obj, indent=1) + "\n").encode("utf-8")
+        write_atomic(out / name, data)
+        hashes[name] = content_hash(data)
+    write_atomic(
+        out / manifest,
+        canonical_json({"rewardkit": __version__, "artefacts": hashes}, indent=1) + "\n",
+    )
+    return hashes
