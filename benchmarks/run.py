@@ -2,7 +2,7 @@
 
     make bench            # or: python benchmarks/run.py [name ...]
 
-Each ``bench_*.py`` exposes ``run() -> list[dict]`` rows with ``case``, ``ours_s``,
+Each ``bench_*.py`` or ``*_bench.py`` exposes ``run() -> list[dict]`` rows with ``case``, ``ours_s``,
 ``baseline``, ``baseline_s`` and ``ratio`` (baseline time / our time: above 1 means faster).
 Timings are medians of repeated runs on this machine, measured in the same process.
 """
@@ -23,8 +23,10 @@ def main(names: list[str]) -> int:
     table = Table(title="rewardkit benchmarks (ratio = baseline time / rewardkit time)")
     for col in ("benchmark", "case", "rewardkit [ms]", "baseline", "baseline [ms]", "ratio"):
         table.add_column(col)
-    for path in sorted(HERE.glob("bench_*.py")):
-        if names and path.stem.removeprefix("bench_") not in names:
+    paths = sorted(set(HERE.glob("bench_*.py")) | set(HERE.glob("*_bench.py")))
+    for path in paths:
+        short = path.stem.removeprefix("bench_").removesuffix("_bench")
+        if names and short not in names:
             continue
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec and spec.loader
