@@ -223,3 +223,15 @@ def test_required_component_none_makes_total_none():
     assert stack.score({"task": 1.0, "calls": 1}).total == pytest.approx(0.95)
     with pytest.raises(ConfigError, match=r"The 'required' parameter of Component 'a' must be"):
         Component("a", task, required="yes")
+
+
+def test_config_hash_changes_when_code_or_bound_arguments_change():
+    def k(ep, scale):
+        return scale * ep["task"]
+
+    a = RewardStack(components=[Component("t", lambda ep: ep["a"])])
+    b = RewardStack(components=[Component("t", lambda ep: ep["b"])])
+    assert a.config_hash != b.config_hash  # same qualified name, different code
+    p2 = RewardStack(components=[Component("t", functools.partial(k, scale=2))])
+    p3 = RewardStack(components=[Component("t", functools.partial(k, scale=3))])
+    assert p2.config_hash != p3.config_hash

@@ -24,6 +24,7 @@ is recorded in ``errors`` under its name and the total becomes ``None`` (``on_er
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,39 @@ def _qualname(fn: Callable[..., Any]) -> str:
     mod = getattr(target, "__module__", None) or type(target).__module__
     name = getattr(target, "__qualname__", None) or type(target).__qualname__
     return f"{mod}.{name}"
+
+
+def _code_digest(code: Any) -> str:
+    """Digest of a code object's bytecode and constants (nested code included), so that editing
+    a gate or component changes the stack's config hash even when its name stays the same."""
+    h = hashlib.sha256(code.co_code)
+    for const in code.co_consts:
+        h.update(_const_repr(const).encode())
+    h.update(repr(code.co_names).encode())
+    return h.hexdigest()[:16]
+
+
+def _const_repr(const: Any) -> str:
+    if hasattr(const, "co_code"):
+        return _code_digest(const)
+    if isinstance(const, frozenset):  # set literals: element order depends on PYTHONHASHSEED
+        return "frozenset" + repr(sorted(_const_repr(c) for c in const))
+    if isinstance(const, tuple):
+        return "(" + ",".join(_const_repr(c) for c in const) + ")"
+    return repr(const)
+
+
+def _identity(fn: Callable[..., Any]) -> dict[str, Any]:
+    """What identifies a callable in the configuration: its name, its code, bound arguments."""
+    target = getattr(fn, "func", fn)
+    call = vars(type(target)).get("__call__")  # a callable instance: its class's method
+    code = getattr(target, "__code__", None) or getattr(call, "__code__", None)
+    out: dict[str, Any] = {"name": _qualname(fn), "code": _code_digest(code) if code else None}
+    if target is not fn:  # functools.partial: its bound arguments are part of the configuration
+        out["partial"] = repr(
+            (getattr(fn, "args", ()), sorted(getattr(fn, "keywords", {}).items()))
+        )
+    return out
 
 
 def _check_name(name: Any, what: str) -> str:
@@ -234,9 +268,9 @@ class RewardStack:
             "fail_value": self.fail_value,
             "on_error": self.on_error,
             "renormalize": self.renormalize,
-            "gates": [{"name": g.name, "check": _qualname(g.check)} for g in self.gates],
+            "gates": [{"name": g.name, "check": _identity(g.check)} for g in self.gates],
             "components": [
-                {"name": c.name, "fn": _qualname(c.fn), "weight": c.weight, "required": c.required}
+                {"name": c.name, "fn": _identity(c.fn), "weight": c.weight, "required": c.required}
                 for c in self.components
             ],
         }
