@@ -45,36 +45,24 @@ _SAFE = 0.5  # stand-in for invalid entries; any value in (eps, 1 - eps) would d
 
 
 def _as_probabilities(p: Any, func: str) -> np.ndarray:
-    """float64 array of the stated probabilities, None → NaN; non-numbers raise."""
-    arr = np.asarray(p, dtype=object if _has_none(p) else None)
-    if arr.dtype.kind in "iuf":
-        return arr.astype(np.float64)
-    if arr.dtype.kind == "O":
-        flat = [_one_probability(v, func) for v in arr.ravel().tolist()]
-        return np.asarray(flat, dtype=np.float64).reshape(arr.shape)
-    raise ConfigError(
-        f"The 'p' parameter of {func} must be numbers or None (an array of float). "
-        f"Got an array of dtype {arr.dtype}."
-    )
-
-
-def _has_none(p: Any) -> bool:
-    if p is None:
-        return True
-    if isinstance(p, (list, tuple)):
-        return any(_has_none(v) for v in p)
-    return False
-
-
-def _one_probability(v: Any, func: str) -> float:
-    if v is None:
-        return math.nan
-    if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
-        return float(v)
-    raise ConfigError(
-        f"The 'p' parameter of {func} must hold numbers or None (use proper_rewards for "
-        f"texts). Got {v!r}."
-    )
+    """float64 array of the stated probabilities, None → NaN; anything but numbers raises."""
+    if isinstance(p, np.ndarray) and p.dtype.kind != "O":
+        if p.dtype.kind not in "iuf":
+            raise ConfigError(
+                f"The 'p' parameter of {func} must be numbers or None (an array of float). "
+                f"Got an array of dtype {p.dtype}."
+            )
+        return p.astype(np.float64)
+    obj = np.asarray(p, dtype=object)
+    flat = obj.ravel().tolist()
+    for t in set(map(type, flat)):  # a handful of types, however long the batch
+        if t is not type(None) and (not issubclass(t, numbers.Real) or issubclass(t, bool)):
+            bad = next(v for v in flat if type(v) is t)
+            raise ConfigError(
+                f"The 'p' parameter of {func} must hold numbers or None (use proper_rewards "
+                f"for texts). Got {bad!r}."
+            )
+    return np.array(flat, dtype=np.float64).reshape(obj.shape)  # None → NaN
 
 
 def _as_labels(y: Any, func: str, param: str = "y") -> np.ndarray:
