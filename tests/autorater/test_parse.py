@@ -25,6 +25,7 @@ ACCEPTED = [
     ("<probability>0.2</probability>\nThat is my answer.", 0.2),
     ("<probability>\n\t0.35\r\n</probability>", 0.35),
     ("A < B? yes. <probability>0.6</probability>", 0.6),  # a stray "<" is not a tag
+    ("A scores 0.4, B 0.9 on recall. <probability>0.8</probability>", 0.8),  # numbers outside
     ("<probabilityscore>x</probabilityscore> <probability>0.4</probability>", 0.4),
 ]
 

@@ -138,10 +138,10 @@ def test_receipt_hash_changes_when_the_module_source_changes(tmp_path, monkeypat
     copy = tmp_path / "autorater"
     shutil.copytree(dmod._SOURCE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(dmod, "_SOURCE_DIR", copy)
-    before = receipt(seeds=(42,), device="cpu")
+    before = receipt(seeds=(42, 43, 44), device="cpu")
     with (copy / "rewards.py").open("a") as fh:
         fh.write("\n# one changed byte of source is a different claim\n")
-    after = receipt(seeds=(42,), device="cpu")
+    after = receipt(seeds=(42, 43, 44), device="cpu")
     assert after["source_files"]["rewards.py"] != before["source_files"]["rewards.py"]
     assert after["source_files"]["parse.py"] == before["source_files"]["parse.py"]
     assert after["source_sha256"] != before["source_sha256"]
