@@ -6,4 +6,5 @@ from __future__ import annotations
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
     "bioaudit": "rewardkit.bioaudit.cli:bioaudit",
+    "autorater": "rewardkit.autorater.cli:autorater",
 }
