@@ -5,4 +5,6 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
+    "calibrate": "rewardkit.audit.cli:calibrate_cmd",
+    "validate": "rewardkit.audit.cli:validate_cmd",
 }
