@@ -5,6 +5,7 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
+    "bioaudit": "rewardkit.bioaudit.cli:bioaudit",
     "calibrate": "rewardkit.audit.cli:calibrate_cmd",
     "validate": "rewardkit.audit.cli:validate_cmd",
 }

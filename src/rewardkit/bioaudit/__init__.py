@@ -1,0 +1,67 @@
+"""Bio-audit reference world (SPEC §3): rule engine, rule packs and the frozen benchmark.
+
+Usage::
+
+    from rewardkit.bioaudit import Engine, INJECTION_CANDIDATES, load_benchmark
+    eng = Engine()                                   # deg / pan / scrna rule packs
+    bm = load_benchmark()                            # v1.1.0, a synthetic benchmark
+    [j.level for j in eng.audit(bm.substrates["scrna_correct"])]   # twelve 3s
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .benchmark import Benchmark, BenchmarkTask, Defect, GoldenTrajectory, load_benchmark
+from .candidates import INJECTION_CANDIDATES, check_injection_candidates
+from .engine import PARADIGMS, Engine, Judgment
+from .generator import DEFAULT_SEED, VERSION, GeneratorConfig, generate
+from .rules import Clause, Rule, RulePack, load_rulepack
+from .schema import (
+    GoldRecord,
+    LevelRecord,
+    Trajectory,
+    read_gold,
+    read_levels,
+    read_tasks,
+    read_trajectories,
+)
+
+if TYPE_CHECKING:
+    from ..demo import Section
+
+__all__ = [
+    "DEFAULT_SEED",
+    "INJECTION_CANDIDATES",
+    "PARADIGMS",
+    "VERSION",
+    "Benchmark",
+    "BenchmarkTask",
+    "Clause",
+    "Defect",
+    "Engine",
+    "GeneratorConfig",
+    "GoldRecord",
+    "GoldenTrajectory",
+    "Judgment",
+    "LevelRecord",
+    "Rule",
+    "RulePack",
+    "Trajectory",
+    "check_injection_candidates",
+    "demo_section",
+    "generate",
+    "load_benchmark",
+    "load_rulepack",
+    "read_gold",
+    "read_levels",
+    "read_tasks",
+    "read_trajectories",
+]
+
+
+def demo_section() -> Section:
+    """The bio-audit section of ``rewardkit demo`` (imported lazily: it scores rewards)."""
+    from .demo import demo_section as _section
+
+    return _section()
