@@ -107,10 +107,8 @@ class Calibration(JsonMixin):
     def table(self) -> str:
         """The seed §7 table: recipe | Spearman ρ [CI] | Kendall τ_b [CI] | good mean | bad mean
         | diff [CI] | p."""
-        head = (
-            "| recipe | Spearman ρ [CI] | Kendall τ_b [CI] | good mean | bad mean | diff [CI] | p |\n"
-            "|---|---|---|---|---|---|---|\n"
-        )
+        cols = ("recipe", "Spearman ρ [CI]", "Kendall τ_b [CI]", "good mean", "bad mean")
+        head = "| " + " | ".join((*cols, "diff [CI]", "p")) + " |\n" + "|---" * 7 + "|\n"
         rows = []
         for r in self.recipes:
             ra, st = r.rank_agreement, r.stratified

@@ -1,6 +1,7 @@
 """``rewardkit calibrate`` and ``rewardkit validate``.
 
-    rewardkit calibrate [--config rewardkit.toml] [--n-resamples B] [--no-plots] [--json] [--out DIR]
+    rewardkit calibrate [--config rewardkit.toml] [--n-resamples B] [--no-plots]
+                        [--json] [--out DIR]
     rewardkit validate  [--config rewardkit.toml] [--json] [--out DIR]
 
 Exit status: 0 all gates (or the preregistered acceptance) pass, 1 one fails, 2 bad input
@@ -9,7 +10,6 @@ Exit status: 0 all gates (or the preregistered acceptance) pass, 1 one fails, 2 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,8 @@ def _setup(cfg: AuditConfig, *, need_valid_reward: bool) -> dict[str, Any]:
     """Judge, reward, their factories and the data, from the validated config."""
     from ..bioaudit import Engine, load_benchmark
 
+    judge_factory: tuple[str, dict[str, Any]]
+    reward_factory: tuple[str, dict[str, Any]] | None
     if cfg.judge_factory:
         judge, judge_factory = _build(cfg.judge_factory), (cfg.judge_factory, {})
     else:
@@ -162,7 +164,8 @@ def calibrate_cmd(
 
         console = Console()
         console.print(
-            f"[bold]calibration[/] ({len(s['tasks'])} tasks, B = {cal.preregistration.n_resamples}, synthetic benchmark)"
+            f"[bold]calibration[/] ({len(s['tasks'])} tasks, "
+            f"B = {cal.preregistration.n_resamples}, synthetic benchmark)"
         )
         click.echo(cal.table())
         for f in cal.findings:
@@ -173,7 +176,7 @@ def calibrate_cmd(
             + (", calibration.png" if plots else "")
         )
     if not cal.passed:
-        sys.exit(1)
+        ctx.exit(1)
 
 
 @click.command("validate")
@@ -232,10 +235,11 @@ def validate_cmd(
         ev = v.evidence
         if "rank_agreement" in ev:
             ra, st = ev["rank_agreement"], ev["stratified"]
+            rho, tau = ra["spearman"]["value"], ra["kendall_tau_b"]["value"]
             console.print(
-                f"evidence (recipe {ev['recipe']}, not a gate): Spearman ρ {ra['spearman']['value']:.4f}, "
-                f"Kendall τ_b {ra['kendall_tau_b']['value']:.4f}, diff {st['diff']:+.3f}, p {st['pvalue']:.4f}"
+                f"evidence (recipe {ev['recipe']}, not a gate): Spearman ρ {rho}, "
+                f"Kendall τ_b {tau}, diff {st['diff']:+.3f}, p {st['pvalue']:.4f}"
             )
         console.print(f"written to {out}/validation.json")
     if not v.passed:
-        sys.exit(1)
+        ctx.exit(1)

@@ -94,8 +94,8 @@ class Golden(Protocol):
 
 
 def output_value(out: Any, who: str = "reward") -> float | None:
-    """The trajectory value of a reward's output: ``out.value`` or the float itself."""
-    value = getattr(out, "value", out)
+    """The trajectory value of a reward's output: ``out.value``, ``out["value"]`` or the float."""
+    value = out.get("value") if isinstance(out, Mapping) else getattr(out, "value", out)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -118,10 +118,10 @@ class LevelReward:
     def __call__(self, steps: Sequence[Step], *, recipe: str, session: bool = False) -> Any:
         return score_trajectory(
             steps,
-            recipe=recipe,
+            recipe=recipe,  # type: ignore[arg-type]  # validated by score_trajectory
             mapping=self.mapping,
             gamma=self.gamma,
-            session=session,  # type: ignore[arg-type]
+            session=session,
         )
 
     @property
