@@ -30,7 +30,12 @@ def test_b_separates_more_than_a_and_rankings_agree(shipped):
     assert ca.overlaps(cb)
     assert c.to_dict() | {"recipe": "A"} == a.to_dict()  # C equals A exactly
     assert a.rank_agreement.n == 60 and a.rank_agreement.n_resamples == 2000
-    assert cal.passed and all(f.passed for f in cal.findings)
+    assert cal.passed and all(f.passed for f in (*cal.acceptance, *cal.findings))
+    assert [f.name for f in cal.findings] == [
+        "B separates more than A",
+        "ρ intervals of A and B overlap",
+        "C equals A (uniform PRM weights)",
+    ]
 
 
 def test_five_seeds_identical_points_bounds_within_005(shipped):

@@ -72,7 +72,7 @@ def test_calibrate_exits_1_when_the_acceptance_fails(tmp_path, capsys):
     args = ["calibrate", "--config", str(cfg), "--no-plots", "--json", "--out", str(tmp_path)]
     assert main(args) == 1
     cal = json.loads(capsys.readouterr().out)["calibration"]
-    failed = [f["name"] for f in cal["findings"] if not f["passed"]]
+    failed = [f["name"] for f in cal["acceptance"] if not f["passed"]]
     assert failed and all("seed-stable" in name for name in failed)
 
 

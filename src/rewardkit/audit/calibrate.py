@@ -97,7 +97,8 @@ class Calibration(JsonMixin):
     preregistration: Preregistration
     preregistration_hash: str
     recipes: tuple[RecipeCalibration, ...]
-    findings: tuple[Check, ...]
+    acceptance: tuple[Check, ...]  # preregistered: decides ``passed``
+    findings: tuple[Check, ...]  # recipe comparisons: evidence
     passed: bool
     note: str = "synthetic benchmark"
 
@@ -135,7 +136,11 @@ def _reward_config(reward: Reward) -> dict[str, Any]:
     return {"kind": type(reward).__qualname__, "recipes": list(reward.recipes)}
 
 
-def _findings(recs: Mapping[str, RecipeCalibration], default: str, alpha: float) -> list[Check]:
+def _acceptance(
+    recs: Mapping[str, RecipeCalibration], default: str, alpha: float
+) -> list[Check]:
+    """The preregistered criteria: the default recipe separates good from bad, and every
+    recipe's rank-agreement intervals are seed-stable."""
     out = []
     d = recs[default].stratified
     out.append(
@@ -157,6 +162,12 @@ def _findings(recs: Mapping[str, RecipeCalibration], default: str, alpha: float)
                 s.stable,
             )
         )
+    return out
+
+
+def _comparisons(recs: Mapping[str, RecipeCalibration]) -> list[Check]:
+    """The recipe comparisons the seed reports (§7): evidence, not acceptance."""
+    out = []
     if "A" in recs and "B" in recs:
         a, b = recs["A"], recs["B"]
         out.append(
@@ -277,15 +288,14 @@ def calibrate(
             n_tasks=len(vals),
             n_reward_none=sum(v is None for v in vals),
         )
-    findings = _findings(
-        results, reward.default_recipe if reward.default_recipe in results else recs[0], a
-    )
-    acceptance = [f for f in findings if f.name.endswith("separated") or "seed-stable" in f.name]
+    default = reward.default_recipe if reward.default_recipe in results else recs[0]
+    acceptance = _acceptance(results, default, a)
     cal = Calibration(
         preregistration=prereg,
         preregistration_hash=prereg.hash,
         recipes=tuple(results.values()),
-        findings=tuple(findings),
+        acceptance=tuple(acceptance),
+        findings=tuple(_comparisons(results)),
         passed=all(f.passed for f in acceptance),
     )
     if outdir is not None:

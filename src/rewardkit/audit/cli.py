@@ -168,7 +168,7 @@ def calibrate_cmd(
             f"B = {cal.preregistration.n_resamples}, synthetic benchmark)"
         )
         click.echo(cal.table())
-        for f in cal.findings:
+        for f in (*cal.acceptance, *cal.findings):
             mark = "[green]PASS[/]" if f.passed else "[red]FAIL[/]"
             console.print(f"{mark} {f.name}: {f.measured} (expected {f.expected})")
         console.print(

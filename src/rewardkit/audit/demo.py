@@ -20,7 +20,7 @@ DEMO_RESAMPLES = 2000
 def demo_section() -> Section:
     cal = calibrate(n_resamples=DEMO_RESAMPLES, registration_id="rewardkit-demo")
     val = validate(n_resamples=DEMO_RESAMPLES)
-    checks = [*cal.findings]
+    checks = [*cal.acceptance, *cal.findings]
     for g in val.gates:
         checks.append(Check(f"gate {g.name}", "pass", g.summary, g.passed))
     return Section(
