@@ -136,9 +136,7 @@ def _reward_config(reward: Reward) -> dict[str, Any]:
     return {"kind": type(reward).__qualname__, "recipes": list(reward.recipes)}
 
 
-def _acceptance(
-    recs: Mapping[str, RecipeCalibration], default: str, alpha: float
-) -> list[Check]:
+def _acceptance(recs: Mapping[str, RecipeCalibration], default: str, alpha: float) -> list[Check]:
     """The preregistered criteria: the default recipe separates good from bad, and every
     recipe's rank-agreement intervals are seed-stable."""
     out = []
