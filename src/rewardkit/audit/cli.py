@@ -143,9 +143,10 @@ def calibrate_cmd(
         plots=plots,
         progress=None if not as_json else False,
     )
+    # calibrate() wrote preregistration.json first; these rewrite the same bytes, hashed.
     hashes = write_artefacts(
         out,
-        {"benchmark.json": s["benchmark"]},
+        {"calibration.json": cal, "calibration.md": cal.table(), "benchmark.json": s["benchmark"]},
         manifest="calibrate-manifest.json",
     )
     if as_json:
@@ -235,7 +236,10 @@ def validate_cmd(
         ev = v.evidence
         if "rank_agreement" in ev:
             ra, st = ev["rank_agreement"], ev["stratified"]
-            rho, tau = ra["spearman"]["value"], ra["kendall_tau_b"]["value"]
+            rho, tau = (
+                "undefined" if x is None else f"{x:.4f}"
+                for x in (ra["spearman"]["value"], ra["kendall_tau_b"]["value"])
+            )
             console.print(
                 f"evidence (recipe {ev['recipe']}, not a gate): Spearman ρ {rho}, "
                 f"Kendall τ_b {tau}, diff {st['diff']:+.3f}, p {st['pvalue']:.4f}"
