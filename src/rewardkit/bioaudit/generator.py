@@ -6,21 +6,22 @@ Usage::
     files = generate()                 # {"tasks.jsonl": b"...", ..., "manifest.json": b"..."}
     generate(out="bench/")             # also writes them (atomically)
 
-The model (SPEC §3). Each task starts from its paradigm's pipeline template (12–16 correct
-decisions). A per-task carelessness ``u ~ Beta(a, b)`` scales the per-decision defect rate. A
-defect is *visible* (a catalogued mutation that a rule flags: a skipped step, raw p-values, a
-wrong test for the design) with probability ``p_visible`` when the decision's action has one,
-else *silent* (swapped labels, contamination, an undocumented filter: the record is unchanged).
-Independently, a decision may carry a *borderline* choice (a questionable, level-2 style
-mutation that is not an error) or a documentation gap (a missing context key or an unlisted
+The model (SPEC §3; rates in :class:`GeneratorConfig`, fitted to seed 000 §7.2). Each task
+starts from its paradigm's pipeline template (12–16 correct decisions). A per-task carelessness
+``u ~ Beta(a, b)`` scales two per-decision rates: a *visible* defect (``defect_rate · u``, on
+decisions whose action has a catalogued mutation that a rule flags: a skipped step, raw
+p-values, a wrong test for the design) and a *silent* one (``silent_rate · u``, any decision:
+swapped labels, contamination, an undocumented filter; the record is unchanged). A per-task
+fussiness ``v`` independently sets the rate of *borderline* choices (questionable, not wrong),
+and a few untouched decisions get a documentation gap (a missing context key or an unlisted
 tool, which the engine judges −1).
 
-Gold is an outcome-level annotator, blind to the engine: a defective decision is annotated
-``error`` with probability ``gold_error_on_defect`` (else ``edge`` or ``correct``), a borderline
-one ``edge`` mostly, a clean one ``correct`` mostly. Engine recall on defects therefore follows
-from the silent share, and reward and gold quality agree only moderately — gold judges results,
-the reward judges method. Every visible mutation is checked against the engine at generation:
-the rules that fire on each decision must be exactly the ones the catalogue intended.
+Gold is an outcome-level annotator, blind to the engine (see :func:`_gold`): defective results
+are mostly ``error``, borderline ones mostly ``edge``, clean ones mostly ``correct``, and an
+error corrupts downstream results. Engine recall on defects therefore follows from the silent
+share, and reward and gold quality agree only moderately — gold judges results, the reward
+judges method. Every mutation is checked against the engine at generation: the rules that fire
+on each decision must be exactly the ones the catalogue intended.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .templates import pipeline, substrate
 __all__ = ["DEFAULT_SEED", "VERSION", "GeneratorConfig", "generate"]
 
 VERSION = "v1.1.0"
-DEFAULT_SEED = 20260816
+DEFAULT_SEED = 66  # of seeds 0–79, the closest to seed 000 §7.2 (docs/bioaudit.md)
 FILES = ("tasks.jsonl", "legacy.jsonl", "golden.jsonl", "substrates.jsonl", "defects.jsonl")
 DESCRIPTION = (
     "synthetic benchmark: bio-audit trajectories drawn from pipeline templates with latent "
@@ -59,20 +60,21 @@ class GeneratorConfig:
     tasks_per_paradigm: int = 20
     n_legacy: int = 20
     golden_lengths: tuple[int, ...] = (7,) * 17 + (6,) * 3  # 20 trajectories, 137 decisions
-    level_weights: tuple[float, float, float] = (2.0, 1.0, 1.0)  # by level, among an action
-    carelessness: tuple[float, float] = (0.9, 1.6)  # Beta(a, b) per task
-    defect_rate: float = 0.4  # visible, per decision whose action has one, times carelessness
-    silent_rate: float = 0.07  # silent, per decision, times carelessness
-    borderline_rate: float = 0.05  # per decision whose action has one, times fussiness
-    fussiness: tuple[float, float] = (1.0, 1.0)  # Beta(a, b) per task, independent of u
+    level_weights: tuple[float, float, float] = (3.0, 1.0, 0.75)  # by level, among an action
+    carelessness: tuple[float, float] = (0.55, 1.2)  # Beta(a, b) per task
+    defect_rate: float = 0.75  # visible, per decision whose action has one, times carelessness
+    silent_rate: float = 0.11  # silent, per decision, times carelessness
+    borderline_rate: float = 0.85  # per decision whose action has one, times fussiness
+    fussiness: tuple[float, float] = (1.25, 0.55)  # Beta(a, b) per task, independent of u
     gap_rate: float = 0.025  # documentation gaps → −1
-    gold_error_on_defect: float = 0.88
+    gold_error_on_defect: float = 0.65
     gold_edge_on_defect: float = 0.07
     gold_edge_on_borderline: float = 0.6
-    gold_error_on_borderline: float = 0.08
-    gold_error_on_clean: float = 0.012
+    gold_error_on_borderline: float = 0.07
+    gold_error_on_clean: float = 0.02
     gold_edge_on_clean: float = 0.03
-    annotator_strictness: tuple[float, float] = (1.0, 1.0)  # Beta; scales false errors
+    propagation: float = 0.35  # P(a later result is wrong | an earlier defect was)
+    annotator_strictness: tuple[float, float] = (0.45, 1.9)  # Beta; scales false errors
     session_every: int = 4  # every 4th task carries a review session
     verdict_p: tuple[float, float, float, float] = (0.86, 0.06, 0.04, 0.04)  # final/prov/rev/none
 
@@ -198,9 +200,16 @@ def _verify(engine: Engine, traj: list[dict], labels: Mapping, gaps: set[str], n
 def _gold(
     labels: Mapping, traj: list[dict], rng: np.random.Generator, cfg: GeneratorConfig
 ) -> dict[str, int]:
-    """Outcome-level annotations; the annotator's strictness varies from task to task."""
+    """Outcome-level annotations, one per decision's result, in pipeline order.
+
+    A wrong result corrupts downstream results: after an annotated error, each later clean
+    result is an error with probability ``propagation`` — so an early defect (a sample swap at
+    loading, a skipped QC) costs gold more than a late one, while the engine's level does not
+    depend on position. The annotator's strictness (false errors) varies from task to task.
+    """
     strict = float(rng.beta(*cfg.annotator_strictness)) * 2.0  # mean 1 for a symmetric Beta
     counts = {"correct": 0, "error": 0, "edge": 0}
+    corrupted = False
     for d in traj:
         kind = labels.get(d["decision_id"], ("clean", ""))[0]
         if kind in ("defect", "silent"):
@@ -209,8 +218,13 @@ def _gold(
             p_err, p_edge = cfg.gold_error_on_borderline, cfg.gold_edge_on_borderline
         else:
             p_err, p_edge = cfg.gold_error_on_clean * strict, cfg.gold_edge_on_clean
+        if corrupted:
+            p_err = 1.0 - (1.0 - p_err) * (1.0 - cfg.propagation)
+            p_edge = min(p_edge, 1.0 - p_err)
         x = rng.random()
-        counts["error" if x < p_err else "edge" if x < p_err + p_edge else "correct"] += 1
+        label = "error" if x < p_err else "edge" if x < p_err + p_edge else "correct"
+        corrupted = corrupted or (label == "error" and kind != "clean")
+        counts[label] += 1
     return counts
 
 
