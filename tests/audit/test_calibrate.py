@@ -89,10 +89,14 @@ def test_gold_rules_in_calibration(tmp_path):
 
     tasks = make_tasks()
     tasks[0] = replace(tasks[0], n_gold_correct=0, n_gold_error=0, n_gold_edge=3)  # all edge
+    unjudgeable = tuple(d | {"action": "unknown"} for d in tasks[1].decisions)  # all level -1
+    tasks[1] = replace(tasks[1], decisions=unjudgeable)
     cal = calibrate(tasks, judge=FakeJudge(), n_resamples=100, seeds=(1,))
-    ra = cal.recipe("A").rank_agreement
-    assert (ra.n, ra.n_excluded_gold) == (23, 1)
-    assert cal.recipe("A").stratified.n_good + cal.recipe("A").stratified.n_bad == 24
+    for r in cal.recipes:
+        ra, st = r.rank_agreement, r.stratified
+        assert r.n_reward_none == 1
+        assert (ra.n, ra.n_excluded_gold, ra.n_excluded_reward) == (22, 1, 1)
+        assert (st.n_good + st.n_bad, st.n_excluded) == (23, 1)
 
 
 def test_bad_parameters():
