@@ -254,7 +254,7 @@ def gate_ablations(tasks: Sequence[Task], *, judge: Judge, reward: Reward) -> Ga
     return GateResult(
         "ablations",
         not problems,
-        f"{len(per)} recipes × {len(tasks)} tasks, one schema" if not problems else problems[0],
+        f"{len(per)} recipe(s) × {len(tasks)} tasks, one schema" if not problems else problems[0],
         ev,
     )
 
