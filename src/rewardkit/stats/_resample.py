@@ -2,9 +2,9 @@
 
 * Bootstrap: for each batch of ``b`` resamples and each sample of length ``n``, scipy draws
   ``rng.integers(0, n, (b, n))`` (``scipy.stats._resampling._bootstrap_resample``). A paired
-  bootstrap resamples one index vector shared by all arrays. Splitting the draw into batches
-  changes the stream (numpy buffers 32-bit halves inside one call), so ``batch`` is honoured
-  exactly as scipy honours it.
+  bootstrap resamples one index vector shared by all arrays. ``batch`` is honoured exactly as
+  scipy honours it (one draw per batch and sample); with numpy's default int64 draws the
+  indices come out the same for any batch size (checked), so batch only bounds memory.
 * Permutation (``permutation_type="independent"``): one ``rng.permutation(N)`` per resample,
   whatever the batch; when ``n_resamples`` reaches the number of distinct partitions scipy
   enumerates them all instead and drops the +1 of the p-value.
