@@ -176,3 +176,23 @@ def test_calibration_evidence_recipe_b_separates_more_than_a():
     assert 10 <= good.sum() <= 50
     assert diff_a > 0 and diff_b > diff_a + 0.1
     assert 0.4 <= rho_a <= 0.85 and 0.4 <= rho_b <= 0.85
+
+
+def test_generation_does_not_depend_on_the_hash_seed():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from rewardkit.bioaudit import generate; from rewardkit._json import content_hash;"
+        "f = generate(); print(content_hash({k: content_hash(v) for k, v in f.items()}))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    from rewardkit._json import content_hash
+
+    here = {name: content_hash((DATA / name).read_bytes()) for name in generate()}
+    assert out.stdout.strip() == content_hash(here)

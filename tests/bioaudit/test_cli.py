@@ -58,3 +58,19 @@ def test_generate_reproduces_shipped(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert out["identical"] is True
     assert (tmp_path / "manifest.json").exists()
+
+
+def test_audit_with_a_user_rulepack(capsys, tmp_path):
+    pack = tmp_path / "mine.toml"
+    pack.write_text(
+        '[pack]\nparadigm = "mine"\nversion = "1"\nactions = ["step"]\n'
+        '[[rules]]\nid = "mine.r"\nactions = ["step"]\nlevel = 1\nrationale = "r"\n'
+        'source = "Doe 2020"\nwhen = [{ field = "params.x", op = "gt", value = 1 }]\n'
+    )
+    data = tmp_path / "t.jsonl"
+    dec = {"decision_id": "a", "action": "step", "params": {"x": 2}, "context": {}}
+    data.write_text(json.dumps({"trajectory_id": "t", "decisions": [dec]}) + "\n")
+    assert main(["bioaudit", "audit", str(data), "--rulepack", str(pack), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["trajectories"][0]["decisions"][0]["level"] == 1
+    assert out["trajectories"][0]["decisions"][0]["rule_ids"] == ["mine.r"]

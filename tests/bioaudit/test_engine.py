@@ -172,3 +172,12 @@ def test_audit_is_total_deterministic_and_prefix_stable(traj):
     # a decision's judgment depends on it and the decisions before it only
     for k in range(len(traj)):
         assert ENGINE.audit(traj[: k + 1])[k] == js[k]
+
+
+def test_public_names_are_sorted_and_exist():
+    import rewardkit.bioaudit as ba
+
+    assert ba.__all__ == sorted(ba.__all__)
+    assert all(hasattr(ba, n) for n in ba.__all__)
+    for name in ("Engine", "Judgment", "PARADIGMS", "INJECTION_CANDIDATES", "load_benchmark"):
+        assert name in ba.__all__
