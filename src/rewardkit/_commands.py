@@ -7,4 +7,6 @@ COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
     "bioaudit": "rewardkit.bioaudit.cli:bioaudit",
     "autorater": "rewardkit.autorater.cli:autorater",
+    "calibrate": "rewardkit.audit.cli:calibrate_cmd",
+    "validate": "rewardkit.audit.cli:validate_cmd",
 }

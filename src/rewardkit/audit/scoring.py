@@ -1,0 +1,94 @@
+"""Judge a taskset once and score it under every recipe: the input of calibrate and the gates.
+
+Usage::
+
+    from rewardkit.audit.scoring import score_tasks
+    scored = score_tasks(tasks, judge=engine, reward=LevelReward())
+    scored.values["B"]        # one reward per task (None where every step is masked)
+    scored.to_json()          # the reward JSON the determinism gate compares byte for byte
+
+A task with review ``verdicts`` is scored with ``session=True`` (only final verdicts count);
+``verdicts is None`` (legacy / benchmark data) treats every step as final (seed 000 §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._json import JsonMixin, content_hash, to_plain
+from ..errors import ConfigError
+from ..levels import Step
+from .protocols import Judge, Reward, Task, output_value
+
+__all__ = ["ScoredTasks", "judge_levels", "score_tasks", "taskset_hash"]
+
+
+def judge_levels(judge: Judge, decisions: Sequence[Mapping[str, Any]]) -> tuple[int, ...]:
+    """The judge's level per decision, checked to be ints in −1..L."""
+    js = judge.audit(list(decisions))
+    if len(js) != len(decisions):
+        raise ConfigError(
+            f"The judge returned {len(js)} judgments for {len(decisions)} decisions; "
+            f"it must return one per decision."
+        )
+    out = []
+    for j in js:
+        level = getattr(j, "level", j)
+        if isinstance(level, bool) or not isinstance(level, int) or level < -1:
+            raise ConfigError(f"The judge returned level {level!r}; levels are ints >= -1.")
+        out.append(level)
+    return tuple(out)
+
+
+def task_steps(levels: Sequence[int], verdicts: Sequence[str | None] | None) -> list[Step]:
+    if verdicts is None:
+        return [Step(lv) for lv in levels]
+    return [Step(lv, v) for lv, v in zip(levels, verdicts, strict=True)]
+
+
+@dataclass(frozen=True)
+class ScoredTasks(JsonMixin):
+    """Per task: the judge's levels; per recipe and task: the reward value and its output."""
+
+    task_ids: tuple[str, ...]
+    levels: tuple[tuple[int, ...], ...]
+    values: Mapping[str, tuple[float | None, ...]]
+    outputs: Mapping[str, tuple[Any, ...]]
+
+
+def score_tasks(
+    tasks: Sequence[Task], *, judge: Judge, reward: Reward, recipes: Sequence[str] | None = None
+) -> ScoredTasks:
+    """Judge every task once, then score it under each recipe (default: ``reward.recipes``)."""
+    recs = tuple(reward.recipes if recipes is None else recipes)
+    ids, levels, steps, sessions = [], [], [], []
+    for t in tasks:
+        lv = judge_levels(judge, t.decisions)
+        ids.append(t.task_id)
+        levels.append(lv)
+        steps.append(task_steps(lv, t.verdicts))
+        sessions.append(t.verdicts is not None)
+    outputs: dict[str, tuple[Any, ...]] = {}
+    values: dict[str, tuple[float | None, ...]] = {}
+    for r in recs:
+        outs = tuple(reward(s, recipe=r, session=sess) for s, sess in zip(steps, sessions))
+        outputs[r] = tuple(to_plain(o) for o in outs)
+        values[r] = tuple(output_value(o) for o in outs)
+    return ScoredTasks(tuple(ids), tuple(levels), values, outputs)
+
+
+def taskset_hash(tasks: Sequence[Task]) -> str:
+    """Content hash of what the audit reads from a taskset (decisions, verdicts, gold)."""
+    return content_hash(
+        [
+            {
+                "task_id": t.task_id,
+                "decisions": list(t.decisions),
+                "verdicts": None if t.verdicts is None else list(t.verdicts),
+                "gold": [t.n_gold_correct, t.n_gold_error, t.n_gold_edge],
+            }
+            for t in tasks
+        ]
+    )
