@@ -5,4 +5,7 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
+    "lab": "rewardkit.envs.cli:lab",
+    "redteam": "rewardkit.envs.cli:redteam",
+    "sweep": "rewardkit.envs.cli:sweep",
 }

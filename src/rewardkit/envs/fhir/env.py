@@ -19,6 +19,7 @@ format penalty, never an exception), or ``{"final": "answer recorded"}``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ class FhirEnv(Env):
             for t in MANIFEST.tools
         ]
         self.task: TaskPackage | None = None
+        self._tasks: dict[tuple[str, int], tuple[TaskPackage, str, Truth, list[Any]]] = {}
 
     # --- contract hooks -----------------------------------------------------------------------
     def _reset(self, seed: int | None, options: dict[str, Any]):
@@ -86,11 +88,15 @@ class FhirEnv(Env):
                 not 0 <= variant < self.variants:
             raise ConfigError(f"The 'variant' option of {self.env_id}.reset must be an int in "
                               f"[0, {self.variants - 1}]. Got {variant!r}.")
-        self.task = make_task(self.world, self.family, trap=trap, variant=variant,
-                              env_id=self.env_id, budget=self.budget, max_steps=self.max_steps)
-        sc = self.world.scenarios[(self.family, trap, variant)]
-        self._patient = sc.patient_id
-        self._truth: Truth = compute_truth(self.world, self.task.criterion, sc.patient_id)
+        key = (trap, variant)
+        if key not in self._tasks:  # tasks are pure functions of the world: built once
+            task = make_task(self.world, self.family, trap=trap, variant=variant,
+                             env_id=self.env_id, budget=self.budget, max_steps=self.max_steps)
+            pid = self.world.scenarios[(self.family, trap, variant)].patient_id
+            truth = compute_truth(self.world, task.criterion, pid)
+            ref = reference_actions(self.world, task, pid, truth)
+            self._tasks[key] = (task, pid, truth, ref)
+        self.task, self._patient, self._truth, self._reference = self._tasks[key]
         self._ledger: list[LedgerEntry] = []
         self._observations: list[dict[str, Any]] = []
         self._answer: dict[str, Any] | None = None
@@ -98,7 +104,7 @@ class FhirEnv(Env):
         self._spent = 0.0
         self._n_steps = 0
         self._terminated = self._truncated = False
-        self._optimal = len(self.reference_actions()) - 1  # tool calls of the concise path
+        self._optimal = len(self._reference) - 1  # tool calls of the concise path
         obs = {"prompt": self.task.prompt, "tools": self._public_tools,
                "budget": self.budget, "max_steps": self.max_steps}
         info = {"task_id": self.task.task_id, "lineage": self.task.lineage, "step": 0}
@@ -179,4 +185,4 @@ class FhirEnv(Env):
     def reference_actions(self) -> list[dict[str, Any]]:
         """A concise correct trajectory for the current task (an oracle: uses hidden state)."""
         assert self.task is not None
-        return reference_actions(self.world, self.task, self._patient, self._truth)
+        return json.loads(json.dumps(self._reference))  # a copy: callers may mutate it

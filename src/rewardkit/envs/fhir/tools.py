@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..._json import JsonMixin, content_hash
@@ -54,7 +55,11 @@ class ToolManifest(JsonMixin):
 
     @property
     def hash(self) -> str:
-        return content_hash(self.to_dict())
+        h = self.__dict__.get("_hash")
+        if h is None:  # computed once: the manifest is frozen
+            h = content_hash(self.to_dict())
+            object.__setattr__(self, "_hash", h)
+        return h
 
 
 _S = {"type": "string"}
@@ -81,6 +86,17 @@ MANIFEST = ToolManifest(
                  {"patient": _SR, "code": _SR, "note": _S}, 2.0, writes=True, authorized=False),
     ),
 )
+
+
+@lru_cache(maxsize=8)
+def _patient_index(world: World) -> tuple[tuple[str, frozenset[str], str, str], ...]:
+    """(id, lower-case name words, birth date, MRN) per patient, sorted by id."""
+    out = []
+    for pid in sorted(world.patients):
+        p = world.patients[pid]
+        words = frozenset(w.lower() for w in [*p["name"][0]["given"], p["name"][0]["family"]])
+        out.append((pid, words, p["birthDate"], p["identifier"][0]["value"]))
+    return tuple(out)
 
 
 def validate_args(spec: ToolSpec, args: Any) -> str | None:
@@ -181,18 +197,13 @@ class ToolRunner:
         if not any(k in args for k in ("name", "identifier")):
             out = _outcome(400, "invalid", "search_patients needs 'name' or 'identifier'")
             return out, LedgerEntry(step, spec.name, "invalid", None, (), (), (), False, spec.cost)
-        words = str(args.get("name", "")).lower().split()
-        hits = []
-        for pid in sorted(self.world.patients):
-            p = self.world.patients[pid]
-            full = (" ".join(p["name"][0]["given"]) + " " + p["name"][0]["family"]).lower()
-            if words and not all(w in full.split() for w in words):
-                continue
-            if "birthdate" in args and p["birthDate"] != args["birthdate"]:
-                continue
-            if "identifier" in args and p["identifier"][0]["value"] != args["identifier"]:
-                continue
-            hits.append((pid, p))
+        words = set(str(args.get("name", "")).lower().split())
+        born, mrn = args.get("birthdate"), args.get("identifier")
+        hits = [
+            (pid, self.world.patients[pid])
+            for pid, names, birth, ident in _patient_index(self.world)
+            if words <= names and (born is None or birth == born) and (mrn is None or ident == mrn)
+        ]
         bundle, err = self._bundle(hits, args, "Patient")
         if err:
             return bundle, LedgerEntry(step, spec.name, err, None, (), (), (), False, spec.cost)

@@ -210,13 +210,21 @@ def build_stack(weights: dict[str, float] | None = None, *, version: str = VERIF
     )
 
 
+def naive_status(ep: Episode) -> float:
+    return float((ep.answer or {}).get("status") == ep.truth.status)
+
+
+def naive_citations(ep: Episode) -> float:
+    return 0.2 * len(_evidence(ep))  # pays per cited id, uncapped: the seed's example
+
+
 def naive_stack() -> RewardStack:
-    """The negative control: no gates, pays per citation (seed 002's cheapest cheat target)."""
+    """The negative control: no gates, pays per citation (seed 002: "a reward for having
+    citations invites ten irrelevant ids"). The fuzzer must find exploits in it."""
     return RewardStack(
         components=[
-            Component("task", lambda ep: float((ep.answer or {}).get("status")
-                                               == ep.truth.status)),
-            Component("citation", lambda ep: min(1.0, 0.2 * len(_evidence(ep)))),
+            Component("task", naive_status),
+            Component("citation", naive_citations),
             Component("format", format_, weight=0.25),
         ],
         version="naive-per-citation",
