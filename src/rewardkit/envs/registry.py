@@ -76,7 +76,7 @@ def spec(env_id: str) -> EnvSpec:
     if versions:
         hint = f" Registered versions: {', '.join(versions)}."
     else:
-        close = difflib.get_close_matches(env_id, list(_REGISTRY), n=3, cutoff=0.6)
+        close = difflib.get_close_matches(env_id, list(_REGISTRY), n=1, cutoff=0.6)
         hint = (f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else
                 f" Registered: {', '.join(sorted(_REGISTRY))}.")
     raise ConfigError(f"Unknown environment id {env_id!r}.{hint}")
