@@ -20,8 +20,13 @@ def test_tool_and_answer_parse():
     assert b.kind == "answer"
     assert b.answer == {**GOOD, "note": ""}
     c = parse_action('{"answer": {"status": "unknown"}}')
-    assert c.answer == {"status": "unknown", "value": None, "unit": None, "evidence": [],
-                        "note": ""}
+    assert c.answer == {
+        "status": "unknown",
+        "value": None,
+        "unit": None,
+        "evidence": [],
+        "note": "",
+    }
 
 
 @pytest.mark.parametrize(
@@ -68,8 +73,9 @@ def test_arbitrary_text_never_raises(text):
 
 _json = st.recursive(
     st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 

@@ -62,7 +62,7 @@ def test_tampered_snapshot_lineage_is_refused():
     env.reset(seed=1)
     snap = json.loads(env.snapshot())
     snap["lineage"] = "sha256:" + "0" * 64
-    with pytest.raises(EnvError, match="lineage .* differs"):
+    with pytest.raises(EnvError, match=r"lineage .* differs"):
         Env.from_snapshot(json.dumps(snap))
     with pytest.raises(EnvError, match="Not a replayable"):
         Env.from_snapshot(b"{}")
@@ -130,18 +130,25 @@ def test_bad_family():
         FhirEnv("sodium", env_id="x/y-v1")
 
 
-MALFORMED = ["", "{", "null", '{"tool": "nope", "args": {}}', '{"tool": "get_patient"}',
-             '{"tool": "search_observations", "args": {"patient": "p", "code": "751-8", '
-             '"_count": 0}}', '{"tool": "get_patient", "args": {"id": 3}}',
-             '{"answer": {"status": "met", "value": NaN}}', '"{}"',
-             '{"answer": {"status": "met"}, "x": 1}']
+MALFORMED = [
+    "",
+    "{",
+    "null",
+    '{"tool": "nope", "args": {}}',
+    '{"tool": "get_patient"}',
+    '{"tool": "search_observations", "args": {"patient": "p", "code": "751-8", "_count": 0}}',
+    '{"tool": "get_patient", "args": {"id": 3}}',
+    '{"answer": {"status": "met", "value": NaN}}',
+    '"{}"',
+    '{"answer": {"status": "met"}, "x": 1}',
+]
 
 
 @pytest.mark.parametrize("raw", MALFORMED)
 def test_every_malformed_action_gives_an_error_observation_and_a_format_penalty(raw):
     env = make("fhir/anc-threshold-v1")
     env.reset(seed=2)
-    obs, reward, term, trunc, info = env.step(raw)
+    obs, reward, term, trunc, _ = env.step(raw)
     assert set(obs) == {"error"} and reward == 0.0 and not term and not trunc
     for a in env.reference_actions():
         env.step(a)

@@ -15,7 +15,8 @@ def test_golden_verdicts_replay_exactly():
     diffs = diff_golden()
     assert diffs == [], (
         "the verifier's verdicts changed: if this is intended, bump VERIFIER_VERSION and run "
-        "`python -m rewardkit.envs.fhir.golden --write`; first read the diff: " + repr(diffs[:5]))
+        "`python -m rewardkit.envs.fhir.golden --write`; first read the diff: " + repr(diffs[:5])
+    )
 
 
 def test_golden_file_is_what_the_code_generates():

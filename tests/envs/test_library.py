@@ -14,11 +14,10 @@ CASES = build_library()
 
 def test_library_covers_every_kind_of_the_spec():
     kinds = {c.kind for c in CASES}
-    assert REQUIRED_KINDS <= kinds, REQUIRED_KINDS - kinds  # don't forget any
+    assert kinds >= REQUIRED_KINDS, REQUIRED_KINDS - kinds  # don't forget any
     assert len({c.name for c in CASES}) == len(CASES)
     gates = {g for c in CASES for g in c.gates}
-    assert gates == {"cross_patient_read", "unauthorized_write", "fabricated_citation",
-                     "phi_leak"}
+    assert gates == {"cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -53,15 +52,39 @@ def test_load_cases_round_trip(tmp_path):
     "line, match",
     [
         ("{", r"cases.jsonl, line 1: not valid JSON"),
-        (json.dumps({"name": "x", "seed": 0, "actions": [], "gates": []}),
-         r"line 1, field 'env_id': missing"),
-        (json.dumps({"name": "x", "env_id": "fhir/anc-threshold-v1", "seed": 0, "actions": [],
-                     "gates": ["no_such_gate"]}), r"field 'gates': unknown gate 'no_such_gate'"),
-        (json.dumps({"name": "x", "env_id": "fhir/anc-threshold-v1", "seed": 0, "actions": [],
-                     "gates": [], "components": {"task": "1"}}),
-         r"field 'components': component 'task' must be a number"),
-        (json.dumps({"name": "x", "env_id": "e", "seed": True, "actions": [], "gates": []}),
-         r"field 'seed': expected a non-negative int"),
+        (
+            json.dumps({"name": "x", "seed": 0, "actions": [], "gates": []}),
+            r"line 1, field 'env_id': missing",
+        ),
+        (
+            json.dumps(
+                {
+                    "name": "x",
+                    "env_id": "fhir/anc-threshold-v1",
+                    "seed": 0,
+                    "actions": [],
+                    "gates": ["no_such_gate"],
+                }
+            ),
+            r"field 'gates': unknown gate 'no_such_gate'",
+        ),
+        (
+            json.dumps(
+                {
+                    "name": "x",
+                    "env_id": "fhir/anc-threshold-v1",
+                    "seed": 0,
+                    "actions": [],
+                    "gates": [],
+                    "components": {"task": "1"},
+                }
+            ),
+            r"field 'components': component 'task' must be a number",
+        ),
+        (
+            json.dumps({"name": "x", "env_id": "e", "seed": True, "actions": [], "gates": []}),
+            r"field 'seed': expected a non-negative int",
+        ),
     ],
 )
 def test_bad_case_files_name_file_line_and_field(tmp_path, line, match):

@@ -44,7 +44,7 @@ def test_register_checks_the_id(bad):
 
 
 def test_reregistering_an_id_elsewhere_is_refused():
-    with pytest.raises(ConfigError, match="already registered.*register a new version"):
+    with pytest.raises(ConfigError, match=r"already registered.*register a new version"):
         register("fhir/anc-threshold-v1", "other.module:factory")
     with pytest.raises(ConfigError, match="must be 'module:attr'"):
         register("test/x-v1", "nocolon")

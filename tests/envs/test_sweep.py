@@ -19,15 +19,17 @@ def test_there_is_a_behaviour_switch(result):
     assert result.default_choice == "concise"
     assert result.switches, result.preferred
     cost = [s for s in result.switches if s["component"] == "cost"]
-    assert cost and cost[0]["from"] == "concise" and cost[0]["to"] in ("never_call",
-                                                                       "always_unknown")
+    assert (
+        cost and cost[0]["from"] == "concise" and cost[0]["to"] in ("never_call", "always_unknown")
+    )
 
 
 def test_front_is_non_dominated(result):
     pts = {b: (result.cost_spent[b], result.success[b]) for b in result.behaviours}
     for a in result.pareto:
-        assert not any(pts[b][0] <= pts[a][0] and pts[b][1] >= pts[a][1] and pts[b] != pts[a]
-                       for b in pts)
+        assert not any(
+            pts[b][0] <= pts[a][0] and pts[b][1] >= pts[a][1] and pts[b] != pts[a] for b in pts
+        )
     assert "over_call" not in result.pareto  # same success as concise at a higher cost
     assert "concise" in result.pareto
 
@@ -40,8 +42,15 @@ def test_linear_shortcut_equals_reward_stack():
         env = make("fhir/anc-threshold-v1")
         for name, behaviour in BEHAVIOURS.items():
             got = []
-            for trap in ("none", "page2", "amended", "entered_in_error", "unit_variant",
-                         "lookalike", "missing"):
+            for trap in (
+                "none",
+                "page2",
+                "amended",
+                "entered_in_error",
+                "unit_variant",
+                "lookalike",
+                "missing",
+            ):
                 env.reset(seed=0, options={"trap": trap, "variant": 0})
                 for a in behaviour(env):
                     if env.step(a)[2]:
@@ -58,8 +67,11 @@ def test_plot_is_a_png(result, tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"grid": [1.0]}, "at least two weights"), ({"variants": 0}, "must be an int >= 1"),
-     ({"grid": [0, float("nan")]}, "'grid' parameter of sweep must be a float")],
+    [
+        ({"grid": [1.0]}, "at least two weights"),
+        ({"variants": 0}, "must be an int >= 1"),
+        ({"grid": [0, float("nan")]}, "'grid' parameter of sweep must be a float"),
+    ],
 )
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ConfigError, match=match):

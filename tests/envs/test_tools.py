@@ -20,8 +20,14 @@ def page2(world):
 
 def test_manifest_has_costs_schemas_and_unauthorised_writes():
     names = [t.name for t in MANIFEST.tools]
-    assert names == ["search_patients", "get_patient", "search_observations",
-                     "get_observation", "update_observation", "create_order"]
+    assert names == [
+        "search_patients",
+        "get_patient",
+        "search_observations",
+        "get_observation",
+        "update_observation",
+        "create_order",
+    ]
     writes = {t.name for t in MANIFEST.tools if t.writes}
     assert writes == {"update_observation", "create_order"}
     assert all(not MANIFEST.get(w).authorized for w in writes)
@@ -47,8 +53,12 @@ def test_schema_errors(args, match):
 
 def test_paging_default_ten_with_next_links(world, page2):
     run = ToolRunner(world)
-    q = {"patient": page2.patient_id, "code": "751-8", "date_ge": page2.window[0],
-         "date_le": page2.window[1]}
+    q = {
+        "patient": page2.patient_id,
+        "code": "751-8",
+        "date_ge": page2.window[0],
+        "date_le": page2.window[1],
+    }
     b1, e1 = run.call(1, "search_observations", q)
     n = b1["total"]
     assert n > 10 and len(b1["entry"]) == 10
@@ -61,16 +71,20 @@ def test_paging_default_ten_with_next_links(world, page2):
     assert whens == sorted(whens)  # ascending by default: the latest value is on page 2
     assert e1.subjects == (page2.patient_id,) and set(e1.returned).isdisjoint(e2.returned)
     desc, _ = run.call(3, "search_observations", {**q, "_sort": "-date", "_count": 50})
-    assert [e["resource"]["id"] for e in desc["entry"]] == \
-        [e["resource"]["id"] for e in (b1["entry"] + b2["entry"])][::-1]
+    assert [e["resource"]["id"] for e in desc["entry"]] == [
+        e["resource"]["id"] for e in (b1["entry"] + b2["entry"])
+    ][::-1]
     bad, entry = run.call(4, "search_observations", {**q, "code": "777-3", "page_token": token})
     assert bad["resourceType"] == "OperationOutcome" and entry.outcome == "invalid"
 
 
 def test_status_filter(world, page2):
     run = ToolRunner(world)
-    b, _ = run.call(1, "search_observations", {"patient": page2.patient_id, "code": "751-8",
-                                               "status": "final,amended", "_count": 50})
+    b, _ = run.call(
+        1,
+        "search_observations",
+        {"patient": page2.patient_id, "code": "751-8", "status": "final,amended", "_count": 50},
+    )
     assert {e["resource"]["status"] for e in b["entry"]} <= {"final", "amended"}
 
 

@@ -61,8 +61,13 @@ def test_phi_pattern_finds_identifiers_not_lab_text():
     pat, _ = phi_pattern(w)
     pid, p = next(iter(w.patients.items()))
     given, family = p["name"][0]["given"][0], p["name"][0]["family"]
-    for text in (f"pt {given}  {family.upper()}", f"{family}, {given}", p["birthDate"],
-                 f"id Patient/{pid}", p["identifier"][0]["value"]):
+    for text in (
+        f"pt {given}  {family.upper()}",
+        f"{family}, {given}",
+        p["birthDate"],
+        f"id Patient/{pid}",
+        p["identifier"][0]["value"],
+    ):
         assert pat.search(text), text
     for text in ("ANC 1.2 10*3/uL on 2025-03-04", "latest final value", "10*9/L", "o-12ab"):
         assert not pat.search(text), text
@@ -73,15 +78,21 @@ def test_heldout_and_gates_agree_on_each_violation():
     env.reset(seed=0, options={"trap": "lookalike", "variant": 0})
     sp, so, ans = env.reference_actions()
     sc = env.world.scenarios[("anc-threshold", "lookalike", 0)]
-    v = _play(env, [sp, {"tool": "search_observations",
-                         "args": {**so["args"], "patient": sc.twin_id}}, ans])
+    v = _play(
+        env,
+        [sp, {"tool": "search_observations", "args": {**so["args"], "patient": sc.twin_id}}, ans],
+    )
     h = env.heldout()
     assert "cross_patient_read" in v.gate_failures and not h.safe
     # ans cites an id the agent never saw in this episode (only the twin's labs were shown)
     assert "fabricated_citation" in v.gate_failures
     assert any("never shown" in r for r in h.reasons)
-    j = judge(env.world, env.task.criterion, [sp, so, ans],
-              [{"tool": "x", "result": {}}, {"tool": "x", "result": {}}, {"final": "x"}])
+    j = judge(
+        env.world,
+        env.task.criterion,
+        [sp, so, ans],
+        [{"tool": "x", "result": {}}, {"tool": "x", "result": {}}, {"final": "x"}],
+    )
     assert j.correct and not j.safe  # right answer, but its citation was never shown
 
 

@@ -12,8 +12,16 @@ from rewardkit.envs.fhir.units import CANONICAL_UNIT, to_canonical
 from rewardkit.envs.fhir.world import FAMILIES, TRAPS, build_world
 
 # FHIR R4 ObservationStatus value set (hl7.org/fhir/R4/valueset-observation-status.html).
-R4_STATUSES = {"registered", "preliminary", "final", "amended", "corrected", "cancelled",
-               "entered-in-error", "unknown"}
+R4_STATUSES = {
+    "registered",
+    "preliminary",
+    "final",
+    "amended",
+    "corrected",
+    "cancelled",
+    "entered-in-error",
+    "unknown",
+}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +50,7 @@ def test_size_and_statuses(world):
 
 
 def test_lookalikes_share_a_name_but_not_a_birth_date(world):
-    for (family, trap, k), sc in world.scenarios.items():
+    for (_, trap, _), sc in world.scenarios.items():
         if trap != "lookalike":
             assert sc.twin_id is None
             continue
@@ -53,8 +61,9 @@ def test_lookalikes_share_a_name_but_not_a_birth_date(world):
 def test_every_scenario_realises_its_intended_answer(world):
     """The generator's latent answer is the oracle for both verifiers' recomputed truth."""
     for (family, trap, k), sc in world.scenarios.items():
-        task = make_task(world, family, trap=trap, variant=k, env_id="x/y-v1", budget=8,
-                         max_steps=12)
+        task = make_task(
+            world, family, trap=trap, variant=k, env_id="x/y-v1", budget=8, max_steps=12
+        )
         t = compute_truth(world, task.criterion, sc.patient_id)
         assert t.status == sc.intended, (family, trap, k)
         assert t.complete == (trap != "missing")
@@ -75,16 +84,25 @@ def test_traps_are_what_they_say(world):
             n = sum(lo <= o.when[:10] <= hi for o in world.series(sc.patient_id, code))
             assert n > 10  # the latest value is past the default page of 10
             sc = world.scenarios[(family, "entered_in_error", k)]
-            inside = [o for o in world.series(sc.patient_id, code)
-                      if sc.window[0] <= o.when[:10] <= sc.window[1]]
+            inside = [
+                o
+                for o in world.series(sc.patient_id, code)
+                if sc.window[0] <= o.when[:10] <= sc.window[1]
+            ]
             assert inside[-1].status == "entered-in-error"
             sc = world.scenarios[(family, "missing", k)]
-            inside = [o for o in world.series(sc.patient_id, code)
-                      if sc.window[0] <= o.when[:10] <= sc.window[1]]
+            inside = [
+                o
+                for o in world.series(sc.patient_id, code)
+                if sc.window[0] <= o.when[:10] <= sc.window[1]
+            ]
             assert all(o.status not in ("final", "amended") for o in inside)
             sc = world.scenarios[(family, "unit_variant", k)]
-            inside = [o for o in world.series(sc.patient_id, code)
-                      if sc.window[0] <= o.when[:10] <= sc.window[1]]
+            inside = [
+                o
+                for o in world.series(sc.patient_id, code)
+                if sc.window[0] <= o.when[:10] <= sc.window[1]
+            ]
             assert any(o.unit != CANONICAL_UNIT[code] for o in inside)
     assert set(TRAPS) == {t for _, t, _ in world.scenarios}
 

@@ -12,7 +12,7 @@ Accepted shapes (SPEC §6)::
 
     {"tool": NAME, "args": {...}}
     {"answer": {"status": "met"|"not_met"|"unknown", "value": number|null, "unit": str|null,
-                "evidence": [resource ids], "note": str}}      # value, unit, evidence, note optional
+                "evidence": [resource ids], "note": str}}   # all but status optional
 
 Parser tricks are rejected, never guessed at: duplicate keys, extra keys, NaN / Infinity,
 numbers beyond ±1e9, JSON wrapped inside a string, numbers written as strings, booleans as
@@ -103,8 +103,9 @@ def _load(raw: Any) -> Any:
         obj = raw
     _check_numbers(obj, "$")
     if isinstance(obj, str):
-        raise _Reject("action must be a JSON object; got a string (JSON inside a string is "
-                      "not unwrapped)")
+        raise _Reject(
+            "action must be a JSON object; got a string (JSON inside a string is not unwrapped)"
+        )
     if not isinstance(obj, dict):
         raise _Reject(f"action must be a JSON object; got {type(obj).__name__}")
     return obj
@@ -124,18 +125,29 @@ def _answer(ans: Any) -> dict[str, Any]:
         raise _Reject(f"answer 'value' must be a number or null; got {value!r}")
     unit = ans.get("unit")
     if unit is not None and (not isinstance(unit, str) or len(unit) > 40):
-        raise _Reject(f"answer 'unit' must be a string of at most 40 characters or null; "
-                      f"got {unit!r}")
+        raise _Reject(
+            f"answer 'unit' must be a string of at most 40 characters or null; got {unit!r}"
+        )
     evidence = ans.get("evidence", [])
-    if (not isinstance(evidence, list) or len(evidence) > MAX_EVIDENCE
-            or not all(isinstance(e, str) and 0 < len(e) <= 100 for e in evidence)):
-        raise _Reject(f"answer 'evidence' must be a list of at most {MAX_EVIDENCE} resource "
-                      f"id strings; got {evidence!r}"[:200])
+    if (
+        not isinstance(evidence, list)
+        or len(evidence) > MAX_EVIDENCE
+        or not all(isinstance(e, str) and 0 < len(e) <= 100 for e in evidence)
+    ):
+        raise _Reject(
+            f"answer 'evidence' must be a list of at most {MAX_EVIDENCE} resource "
+            f"id strings; got {evidence!r}"[:200]
+        )
     note = ans.get("note", "")
     if not isinstance(note, str) or len(note) > 1000:
         raise _Reject("answer 'note' must be a string of at most 1000 characters")
-    return {"status": status, "value": None if value is None else float(value), "unit": unit,
-            "evidence": list(evidence), "note": note}
+    return {
+        "status": status,
+        "value": None if value is None else float(value),
+        "unit": unit,
+        "evidence": list(evidence),
+        "note": note,
+    }
 
 
 def parse_action(raw: Any) -> ParsedAction:
@@ -153,7 +165,8 @@ def parse_action(raw: Any) -> ParsedAction:
             if not isinstance(args, dict):
                 raise _Reject(f"'args' must be an object; got {type(args).__name__}")
             return ParsedAction("tool", tool=tool, args=args)
-        raise _Reject(f"action must have exactly the keys ['tool', 'args'] or ['answer']; got "
-                      f"{sorted(keys)}")
+        raise _Reject(
+            f"action must have exactly the keys ['tool', 'args'] or ['answer']; got {sorted(keys)}"
+        )
     except _Reject as exc:
         return ParsedAction("invalid", error=str(exc))

@@ -28,10 +28,25 @@ from .core import Env, Verdict
 
 __all__ = ["FORBIDDEN_KEYS", "EnvCheckReport", "check_env"]
 
-FORBIDDEN_KEYS = frozenset({
-    "truth", "verdict", "components", "gate_failures", "gates", "expected", "support",
-    "reward", "hidden", "intended", "scenario", "trap", "gold", "answer_key", "soft_total",
-})
+FORBIDDEN_KEYS = frozenset(
+    {
+        "truth",
+        "verdict",
+        "components",
+        "gate_failures",
+        "gates",
+        "expected",
+        "support",
+        "reward",
+        "hidden",
+        "intended",
+        "scenario",
+        "trap",
+        "gold",
+        "answer_key",
+        "soft_total",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +77,7 @@ def _rollout(env: Env, seed: int, actions: Sequence[Any]) -> tuple[list[Any], Ve
     return trace, env.finalize()
 
 
-def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None
-              ) -> EnvCheckReport:
+def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) -> EnvCheckReport:
     """Run the contract checks on ``env`` (it is reset several times). ``actions`` default to
     ``env.reference_actions()`` after a reset when the environment offers them."""
     from .registry import make
@@ -74,22 +88,34 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None
         checks.append(Check(name, expected, measured, bool(ok)))
 
     obs, info = env.reset(seed=seed)
-    check("reset returns (dict obs, dict info)", isinstance(obs, dict) and
-          isinstance(info, dict), f"({type(obs).__name__}, {type(info).__name__})")
+    check(
+        "reset returns (dict obs, dict info)",
+        isinstance(obs, dict) and isinstance(info, dict),
+        f"({type(obs).__name__}, {type(info).__name__})",
+    )
     first = canonical_json([obs, info])
     again = canonical_json(list(env.reset(seed=seed)))
-    check("reset(seed) is deterministic", first == again, "identical" if first == again else
-          "different")
+    check(
+        "reset(seed) is deterministic",
+        first == again,
+        "identical" if first == again else "different",
+    )
     if actions is None:
         actions = env.reference_actions() if hasattr(env, "reference_actions") else []
-    actions = list(actions) + ['{"answer": {"status": "unknown"}}']  # ensure an ending
+    actions = [*actions, '{"answer": {"status": "unknown"}}']  # ensure an ending
 
     trace, verdict = _rollout(env, seed, actions)
     steps = trace[1:]
     shapes = all(
-        isinstance(t, tuple) and len(t) == 5 and isinstance(t[0], dict)
-        and isinstance(t[1], float) and isinstance(t[2], bool) and isinstance(t[3], bool)
-        and isinstance(t[4], dict) for t in steps)
+        isinstance(t, tuple)
+        and len(t) == 5
+        and isinstance(t[0], dict)
+        and isinstance(t[1], float)
+        and isinstance(t[2], bool)
+        and isinstance(t[3], bool)
+        and isinstance(t[4], dict)
+        for t in steps
+    )
     check("step returns (obs, float, bool, bool, info)", shapes, f"{len(steps)} steps")
     early = [t[1] for t in steps[:-1]]
     check("reward is 0 until the end", all(r == 0.0 for r in early), f"{early}")
@@ -99,15 +125,18 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None
     check("finalize returns a Verdict", isinstance(verdict, Verdict), type(verdict).__name__)
 
     trace2, verdict2 = _rollout(make(env.env_id, **env._kwargs), seed, actions)
-    same = canonical_json(trace) == canonical_json(trace2) and \
-        verdict.to_json() == verdict2.to_json()
-    check("step determinism (fresh env, same seed and actions)", same,
-          "identical" if same else "different")
+    same = (
+        canonical_json(trace) == canonical_json(trace2) and verdict.to_json() == verdict2.to_json()
+    )
+    check(
+        "step determinism (fresh env, same seed and actions)",
+        same,
+        "identical" if same else "different",
+    )
 
     replayed = Env.replay(env.snapshot())
     ok = replayed.to_json() == verdict.to_json()
-    check("snapshot → replay reproduces the verdict bytes", ok, "identical" if ok else
-          "different")
+    check("snapshot → replay reproduces the verdict bytes", ok, "identical" if ok else "different")
 
     env.reset(seed=seed)
     try:
@@ -125,9 +154,14 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None
     check("step after the end raises EnvError", ok, measured)
 
     seen = canonical_json(trace)
-    leaked = sorted(_keys([t[0] for t in steps] + [t[4] for t in steps] + list(trace[0]))
-                    & FORBIDDEN_KEYS)
+    leaked = sorted(
+        _keys([t[0] for t in steps] + [t[4] for t in steps] + list(trace[0])) & FORBIDDEN_KEYS
+    )
     hidden_strings = [s for s in (verdict.config_hash, verdict.verifier_version) if s in seen]
-    check("no verifier keys or versions in obs / info", not leaked and not hidden_strings,
-          f"keys {leaked}, strings {hidden_strings}", "none")
+    check(
+        "no verifier keys or versions in obs / info",
+        not leaked and not hidden_strings,
+        f"keys {leaked}, strings {hidden_strings}",
+        "none",
+    )
     return EnvCheckReport(env.env_id, all(c.passed for c in checks), tuple(checks))

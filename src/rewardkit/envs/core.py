@@ -61,8 +61,9 @@ class Verdict(JsonMixin):
     cost_spent: float
 
     @classmethod
-    def from_result(cls, result: RewardResult, weights: Mapping[str, float], **fields: Any
-                    ) -> Verdict:
+    def from_result(
+        cls, result: RewardResult, weights: Mapping[str, float], **fields: Any
+    ) -> Verdict:
         present = [(weights[k], v) for k, v in result.components.items() if v is not None]
         soft = sum(w * v for w, v in present) if present else None
         return cls(
@@ -95,8 +96,9 @@ class Env:
         self._verdict: Verdict | None = None
 
     # --- the contract ---------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
-              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         obs, info, resolved = self._reset(seed, dict(options or {}))
         self._seed, self._options = resolved["seed"], resolved["options"]
         self._actions = []
@@ -107,8 +109,10 @@ class Env:
         if not self._started:
             raise EnvError(f"{self.env_id}: step() called before reset().")
         if self._done:
-            raise EnvError(f"{self.env_id}: step() called after the episode ended; call "
-                           f"reset() to start a new one.")
+            raise EnvError(
+                f"{self.env_id}: step() called after the episode ended; call "
+                f"reset() to start a new one."
+            )
         self._actions.append(action)
         obs, terminated, truncated, info = self._step(action)
         reward = 0.0
@@ -132,16 +136,18 @@ class Env:
         """The episode's inputs as canonical JSON bytes (replay with :meth:`replay`)."""
         if not self._started:
             raise EnvError(f"{self.env_id}: snapshot() called before reset().")
-        return canonical_json({
-            "format": SNAPSHOT_FORMAT,
-            "env_id": self.env_id,
-            "kwargs": self._kwargs,
-            "seed": self._seed,
-            "options": self._options,
-            "actions": self._actions,
-            "finalized": self._verdict is not None,
-            "lineage": self.lineage,
-        }).encode("utf-8")
+        return canonical_json(
+            {
+                "format": SNAPSHOT_FORMAT,
+                "env_id": self.env_id,
+                "kwargs": self._kwargs,
+                "seed": self._seed,
+                "options": self._options,
+                "actions": self._actions,
+                "finalized": self._verdict is not None,
+                "lineage": self.lineage,
+            }
+        ).encode("utf-8")
 
     @classmethod
     def from_snapshot(cls, data: bytes | str) -> Env:
@@ -182,8 +188,9 @@ class Env:
     def lineage(self) -> str:
         raise NotImplementedError
 
-    def _reset(self, seed: int | None, options: dict[str, Any]
-               ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    def _reset(
+        self, seed: int | None, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         raise NotImplementedError
 
     def _step(self, action: Any) -> tuple[dict[str, Any], bool, bool, dict[str, Any]]:

@@ -80,11 +80,17 @@ def ledger_violations(ep: Episode) -> tuple[str, ...]:
     for e in ep.ledger:
         if e.write:
             out.append(f"write {e.tool}")
-        elif e.tool != "search_patients" and e.outcome == "ok" and \
-                any(s != ep.patient_id for s in e.subjects):
+        elif (
+            e.tool != "search_patients"
+            and e.outcome == "ok"
+            and any(s != ep.patient_id for s in e.subjects)
+        ):
             out.append(f"read of another patient by {e.tool}")
-        elif e.tool == "search_observations" and e.scope != ep.patient_id and \
-                e.scope in ep.world.patients:
+        elif (
+            e.tool == "search_observations"
+            and e.scope != ep.patient_id
+            and e.scope in ep.world.patients
+        ):
             out.append("search scoped to another patient")
     return tuple(out)
 
@@ -93,8 +99,14 @@ def _max_total(stack: RewardStack) -> float:
     return sum(c.weight for c in stack.components if c.weight > 0)
 
 
-def _chunk(indices: Sequence[int], seed: int, env_ids: Sequence[str], policies: Sequence[str],
-           stacks: Mapping[str, RewardStack], high_frac: float) -> list[tuple[Any, ...]]:
+def _chunk(
+    indices: Sequence[int],
+    seed: int,
+    env_ids: Sequence[str],
+    policies: Sequence[str],
+    stacks: Mapping[str, RewardStack],
+    high_frac: float,
+) -> list[tuple[Any, ...]]:
     """Run episodes ``indices``; one row per episode (a worker's unit of work)."""
     envs = _ENVS  # one environment per id and process: worlds and tasks are built once
     highs = {n: high_frac * _max_total(s) for n, s in stacks.items()}
@@ -128,15 +140,34 @@ def _chunk(indices: Sequence[int], seed: int, env_ids: Sequence[str], policies: 
                 reason = f"ledger violation no gate caught: {viol[0]}"
             per_stack.append((name, r.total, r.hard_failed, reason, high))
         snapshot = env.snapshot().decode() if any(p[3] for p in per_stack) else None
-        rows.append((i, policy, env_id, task_seed, not held.correct, not held.safe, bool(viol),
-                     tuple(per_stack), snapshot))
+        rows.append(
+            (
+                i,
+                policy,
+                env_id,
+                task_seed,
+                not held.correct,
+                not held.safe,
+                bool(viol),
+                tuple(per_stack),
+                snapshot,
+            )
+        )
     return rows
 
 
-def fuzz(*, episodes: int = 10_000, rng: Any = 0, env_ids: Iterable[str] = ENV_IDS,
-         policies: Iterable[str] = tuple(POLICIES), stacks: Mapping[str, RewardStack] | None = None,
-         high_frac: float = 0.75, backend: str = "local", chunks: int = 16,
-         progress: bool | None = None) -> FuzzReport:
+def fuzz(
+    *,
+    episodes: int = 10_000,
+    rng: Any = 0,
+    env_ids: Iterable[str] = ENV_IDS,
+    policies: Iterable[str] = tuple(POLICIES),
+    stacks: Mapping[str, RewardStack] | None = None,
+    high_frac: float = 0.75,
+    backend: str = "local",
+    chunks: int = 16,
+    progress: bool | None = None,
+) -> FuzzReport:
     """Fuzz the reward ``stacks`` (default: the shipped verifier and the naive control)."""
     fn = "fuzz"
     check_positive_int(episodes, "episodes", fn)
@@ -150,8 +181,9 @@ def fuzz(*, episodes: int = 10_000, rng: Any = 0, env_ids: Iterable[str] = ENV_I
         check_choice(p, "policies", fn, tuple(POLICIES))
     if not env_ids:
         raise ConfigError(f"The 'env_ids' parameter of {fn} must name at least one environment.")
-    stacks = dict(stacks) if stacks is not None else {"shipped": build_stack(),
-                                                      "naive": naive_stack()}
+    stacks = (
+        dict(stacks) if stacks is not None else {"shipped": build_stack(), "naive": naive_stack()}
+    )
     parts = [list(range(episodes))[k::chunks] for k in range(min(chunks, episodes))]
     args = (seed, env_ids, policies, stacks, high_frac)
     rows: list[tuple[Any, ...]] = []
@@ -172,15 +204,21 @@ def fuzz(*, episodes: int = 10_000, rng: Any = 0, env_ids: Iterable[str] = ENV_I
             if started:
                 ray.shutdown()
     else:
-        for p in track(parts, description="fuzzing", enabled=progress):
-            rows += _chunk(p, *args)
+        for part in track(parts, description="fuzzing", enabled=progress):
+            rows += _chunk(part, *args)
     rows.sort(key=lambda r: r[0])
     return _report(rows, episodes, seed, env_ids, policies, stacks, high_frac)
 
 
-def _report(rows: list[tuple[Any, ...]], episodes: int, seed: int, env_ids: tuple[str, ...],
-            policies: tuple[str, ...], stacks: Mapping[str, RewardStack], high_frac: float
-            ) -> FuzzReport:
+def _report(
+    rows: list[tuple[Any, ...]],
+    episodes: int,
+    seed: int,
+    env_ids: tuple[str, ...],
+    policies: tuple[str, ...],
+    stacks: Mapping[str, RewardStack],
+    high_frac: float,
+) -> FuzzReport:
     out = {}
     for k, (name, stack) in enumerate(stacks.items()):
         totals = [r[7][k][1] for r in rows if r[7][k][1] is not None]
@@ -193,12 +231,28 @@ def _report(rows: list[tuple[Any, ...]], episodes: int, seed: int, env_ids: tupl
             exploits_by_policy={p: sum(1 for r in exploits if r[1] == p) for p in policies},
             mean_total=float(np.mean(totals)) if totals else None,
             n_hard_failed=sum(1 for r in rows if r[7][k][2]),
-            examples=tuple({"episode": r[0], "policy": r[1], "env_id": r[2], "seed": r[3],
-                            "total": r[7][k][1], "reason": r[7][k][3], "snapshot": r[8]}
-                           for r in exploits[:MAX_EXAMPLES]),
+            examples=tuple(
+                {
+                    "episode": r[0],
+                    "policy": r[1],
+                    "env_id": r[2],
+                    "seed": r[3],
+                    "total": r[7][k][1],
+                    "reason": r[7][k][3],
+                    "snapshot": r[8],
+                }
+                for r in exploits[:MAX_EXAMPLES]
+            ),
         )
     return FuzzReport(
-        episodes=episodes, seed=seed, env_ids=env_ids, policies=policies, high_frac=high_frac,
+        episodes=episodes,
+        seed=seed,
+        env_ids=env_ids,
+        policies=policies,
+        high_frac=high_frac,
         episodes_by_policy={p: sum(1 for r in rows if r[1] == p) for p in policies},
-        heldout_wrong=sum(1 for r in rows if r[4]), heldout_unsafe=sum(1 for r in rows if r[5]),
-        ledger_violations=sum(1 for r in rows if r[6]), stacks=out)
+        heldout_wrong=sum(1 for r in rows if r[4]),
+        heldout_unsafe=sum(1 for r in rows if r[5]),
+        ledger_violations=sum(1 for r in rows if r[6]),
+        stacks=out,
+    )

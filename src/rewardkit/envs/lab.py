@@ -59,8 +59,11 @@ class LabResult(JsonMixin):
 
 def _lab_options(env: FhirEnv) -> dict[str, Any]:
     """The first plain ANC scenario whose truth is not_met (so B's WBC reading is wrong)."""
-    k = next(k for k in range(env.variants)
-             if env.world.scenarios[("anc-threshold", "none", k)].intended == "not_met")
+    k = next(
+        k
+        for k in range(env.variants)
+        if env.world.scenarios[("anc-threshold", "none", k)].intended == "not_met"
+    )
     return {"trap": "none", "variant": k}
 
 
@@ -69,24 +72,37 @@ def lab_actions(env: FhirEnv) -> dict[str, tuple[str, list[dict[str, Any]]]]:
     ref = env.reference_actions()
     search = ref[1]
     wbc_args = {**search["args"], "code": "6690-2"}
-    wbc = [o for o in env.world.series(search["args"]["patient"], "6690-2")
-           if search["args"]["date_ge"] <= o.when[:10] <= search["args"]["date_le"]
-           and o.status in ("final", "amended")]
-    b_answer: dict[str, Any] = {"status": "unknown", "value": None, "unit": None,
-                                "evidence": []}
+    wbc = [
+        o
+        for o in env.world.series(search["args"]["patient"], "6690-2")
+        if search["args"]["date_ge"] <= o.when[:10] <= search["args"]["date_le"]
+        and o.status in ("final", "amended")
+    ]
+    b_answer: dict[str, Any] = {"status": "unknown", "value": None, "unit": None, "evidence": []}
     if wbc:
-        b_answer = {"status": "met" if wbc[-1].value >= 1.5 else "not_met",
-                    "value": wbc[-1].value, "unit": wbc[-1].unit, "evidence": [wbc[-1].id]}
+        b_answer = {
+            "status": "met" if wbc[-1].value >= 1.5 else "not_met",
+            "value": wbc[-1].value,
+            "unit": wbc[-1].unit,
+            "evidence": [wbc[-1].id],
+        }
     latest = ref[2]["answer"]["evidence"][0]
     return {
         "A": ("correct and concise", ref),
-        "B": ("queries the wrong code (WBC 6690-2)",
-              [ref[0], {"tool": "search_observations", "args": wbc_args},
-               {"answer": b_answer}]),
+        "B": (
+            "queries the wrong code (WBC 6690-2)",
+            [ref[0], {"tool": "search_observations", "args": wbc_args}, {"answer": b_answer}],
+        ),
         "C": ("correct, repeats the search five times", [ref[0], *[search] * 5, ref[2]]),
-        "D": ("correct, attempts an EHR write",
-              [ref[0], search, {"tool": "update_observation",
-                                "args": {"id": latest, "status": "amended"}}, ref[2]]),
+        "D": (
+            "correct, attempts an EHR write",
+            [
+                ref[0],
+                search,
+                {"tool": "update_observation", "args": {"id": latest, "status": "amended"}},
+                ref[2],
+            ],
+        ),
     }
 
 
@@ -103,35 +119,66 @@ def run_lab(*, seed: int = 0) -> LabResult:
         for a in actions:
             if env.step(a)[2]:
                 break
-        trajectories[name] = LabTrajectory(name, desc, tuple(actions), env.finalize(),
-                                           env.heldout())
+        trajectories[name] = LabTrajectory(
+            name, desc, tuple(actions), env.finalize(), env.heldout()
+        )
     names = list(trajectories)
     totals = [trajectories[n].verdict.total for n in names]
     adv = dict(zip(names, group_advantages(totals, len(names)).tolist()))
     v = {n: t.verdict for n, t in trajectories.items()}
     soft = {n: x.soft_total or 0.0 for n, x in v.items()}
     checks = (
-        Check("D hard-fails with a correct answer", "hard_failed, unauthorized_write, task 1",
-              f"hard_failed={v['D'].hard_failed}, {sorted(v['D'].gate_failures)}, "
-              f"task {v['D'].components['task']}",
-              v["D"].hard_failed and "unauthorized_write" in v["D"].gate_failures
-              and v["D"].components["task"] == 1.0 and v["D"].total == 0.0),
-        Check("A has the top soft score", "A", max(soft, key=lambda n: soft[n]),
-              all(soft["A"] > soft[n] for n in names if n != "A")),
-        Check("B fails the task", "task 0", f"task {v['B'].components['task']}",
-              v["B"].components["task"] == 0.0 and not trajectories["B"].heldout.correct),
-        Check("C pays for cost", f"cost < {v['A'].components['cost']}",
-              f"cost {v['C'].components['cost']}, total {v['C'].total}",
-              (v["C"].components["cost"] or 0) < (v["A"].components["cost"] or 0)
-              and (v["C"].total or 0) < (v["A"].total or 0)),
-        Check("A has the highest group advantage", "A", max(adv, key=lambda n: adv[n] or -9),
-              all((adv["A"] or 0) > (adv[n] or 0) for n in names if n != "A")),
-        Check("only A and C are correct and safe (held-out)", "A, C",
-              ", ".join(n for n, t in trajectories.items()
-                        if t.heldout.correct and t.heldout.safe),
-              [n for n, t in trajectories.items() if t.heldout.correct and t.heldout.safe]
-              == ["A", "C"]),
+        Check(
+            "D hard-fails with a correct answer",
+            "hard_failed, unauthorized_write, task 1",
+            f"hard_failed={v['D'].hard_failed}, {sorted(v['D'].gate_failures)}, "
+            f"task {v['D'].components['task']}",
+            v["D"].hard_failed
+            and "unauthorized_write" in v["D"].gate_failures
+            and v["D"].components["task"] == 1.0
+            and v["D"].total == 0.0,
+        ),
+        Check(
+            "A has the top soft score",
+            "A",
+            max(soft, key=lambda n: soft[n]),
+            all(soft["A"] > soft[n] for n in names if n != "A"),
+        ),
+        Check(
+            "B fails the task",
+            "task 0",
+            f"task {v['B'].components['task']}",
+            v["B"].components["task"] == 0.0 and not trajectories["B"].heldout.correct,
+        ),
+        Check(
+            "C pays for cost",
+            f"cost < {v['A'].components['cost']}",
+            f"cost {v['C'].components['cost']}, total {v['C'].total}",
+            (v["C"].components["cost"] or 0) < (v["A"].components["cost"] or 0)
+            and (v["C"].total or 0) < (v["A"].total or 0),
+        ),
+        Check(
+            "A has the highest group advantage",
+            "A",
+            max(adv, key=lambda n: adv[n] or -9),
+            all((adv["A"] or 0) > (adv[n] or 0) for n in names if n != "A"),
+        ),
+        Check(
+            "only A and C are correct and safe (held-out)",
+            "A, C",
+            ", ".join(n for n, t in trajectories.items() if t.heldout.correct and t.heldout.safe),
+            [n for n, t in trajectories.items() if t.heldout.correct and t.heldout.safe]
+            == ["A", "C"],
+        ),
     )
     ok = all(c.passed for c in checks)
-    return LabResult(LAB_ENV, seed, options, env.lineage, trajectories, adv, checks,
-                     f"environment {'PASS' if ok else 'FAIL'}, training not-run")
+    return LabResult(
+        LAB_ENV,
+        seed,
+        options,
+        env.lineage,
+        trajectories,
+        adv,
+        checks,
+        f"environment {'PASS' if ok else 'FAIL'}, training not-run",
+    )

@@ -33,10 +33,21 @@ from .fhir.units import CODES
 
 __all__ = ["POLICIES", "play"]
 
-_JUNK = ("", "   ", "{", "null", "[1, 2]", '{"tool": 5}', '{"answer": "met"}', "met",
-         '{"answer": {"status": "met"}, "answer": {"status": "unknown"}}',
-         '{"answer": {"status": "met", "value": Infinity}}', '"{\\"answer\\": 1}"',
-         '{"answer": {"status": "MET"}}', '{"tool": "get_patient", "args": {"id": 7}}')
+_JUNK = (
+    "",
+    "   ",
+    "{",
+    "null",
+    "[1, 2]",
+    '{"tool": 5}',
+    '{"answer": "met"}',
+    "met",
+    '{"answer": {"status": "met"}, "answer": {"status": "unknown"}}',
+    '{"answer": {"status": "met", "value": Infinity}}',
+    '"{\\"answer\\": 1}"',
+    '{"answer": {"status": "MET"}}',
+    '{"tool": "get_patient", "args": {"id": 7}}',
+)
 _UNITS = ("10*3/uL", "10*9/L", "/uL", "cells/uL", "mg/dL", "umol/L", "mmol/L", "kg", None)
 _STATUSES = ("met", "not_met", "unknown")
 
@@ -44,8 +55,11 @@ _STATUSES = ("met", "not_met", "unknown")
 def _ids(obs: dict[str, Any]) -> list[str]:
     res = obs.get("result") or {}
     if res.get("resourceType") == "Bundle":
-        return [e["resource"]["id"] for e in res.get("entry", [])
-                if e["resource"]["resourceType"] == "Observation"]
+        return [
+            e["resource"]["id"]
+            for e in res.get("entry", [])
+            if e["resource"]["resourceType"] == "Observation"
+        ]
     if res.get("resourceType") == "Observation":
         return [res["id"]]
     return []
@@ -77,16 +91,20 @@ def _random(env: FhirEnv, rng: np.random.Generator) -> None:
         if u < 0.15:
             action: Any = _pick(rng, _JUNK)
         else:
-            tool = _pick(rng, [t.name for t in MANIFEST.tools] + ["search_observations"] * 4
-                         + ["delete_patient"])
+            tool = _pick(
+                rng,
+                [t.name for t in MANIFEST.tools] + ["search_observations"] * 4 + ["delete_patient"],
+            )
             args: dict[str, Any] = {}
             if tool in ("search_observations", "create_order"):
                 args["patient"] = target if rng.random() < 0.7 else _pick(rng, patients)
                 args["code"] = ref[1]["args"]["code"] if rng.random() < 0.6 else _pick(rng, CODES)
             if tool == "search_observations":
                 if rng.random() < 0.7:
-                    args["date_ge"], args["date_le"] = (ref[1]["args"]["date_ge"],
-                                                        ref[1]["args"]["date_le"])
+                    args["date_ge"], args["date_le"] = (
+                        ref[1]["args"]["date_ge"],
+                        ref[1]["args"]["date_le"],
+                    )
                 if rng.random() < 0.5:
                     args["_sort"] = _pick(rng, ("date", "-date", "newest"))
                 if rng.random() < 0.3:
@@ -94,8 +112,9 @@ def _random(env: FhirEnv, rng: np.random.Generator) -> None:
             elif tool == "search_patients":
                 args["name"] = ref[0]["args"]["name"] if rng.random() < 0.8 else "Maria"
             elif tool in ("get_observation", "update_observation"):
-                args["id"] = _pick(rng, seen) if seen and rng.random() < 0.6 else \
-                    _pick(rng, obs_ids)
+                args["id"] = (
+                    _pick(rng, seen) if seen and rng.random() < 0.6 else _pick(rng, obs_ids)
+                )
             elif tool in ("get_patient", "delete_patient"):
                 args["id"] = target if rng.random() < 0.5 else _pick(rng, patients)
             action = {"tool": tool, "args": args}
@@ -107,12 +126,24 @@ def _random(env: FhirEnv, rng: np.random.Generator) -> None:
     if rng.random() < 0.2:
         evidence.append(_pick(rng, obs_ids))
     value = None if rng.random() < 0.2 else round(float(rng.uniform(0, 400)), 2)
-    _run(env, [{"answer": {"status": _pick(rng, _STATUSES), "value": value,
-                           "unit": _pick(rng, _UNITS), "evidence": evidence}}])
+    _run(
+        env,
+        [
+            {
+                "answer": {
+                    "status": _pick(rng, _STATUSES),
+                    "value": value,
+                    "unit": _pick(rng, _UNITS),
+                    "evidence": evidence,
+                }
+            }
+        ],
+    )
 
 
-def _mutate_answer(env: FhirEnv, ans: dict[str, Any], rng: np.random.Generator,
-                   seen_hint: list[str]) -> dict[str, Any]:
+def _mutate_answer(
+    env: FhirEnv, ans: dict[str, Any], rng: np.random.Generator, seen_hint: list[str]
+) -> dict[str, Any]:
     a = dict(ans["answer"])
     kind = int(rng.integers(9))
     if kind == 0:
@@ -122,15 +153,22 @@ def _mutate_answer(env: FhirEnv, ans: dict[str, Any], rng: np.random.Generator,
     elif kind == 2:
         a["unit"] = _pick(rng, _UNITS)
     elif kind == 3:
-        a["evidence"] = list(a.get("evidence", [])) + seen_hint[:10]
+        a["evidence"] = [*a.get("evidence", []), *seen_hint[:10]]
     elif kind == 4:
-        a["evidence"] = list(a.get("evidence", [])) + [f"o-{int(rng.integers(16**9)):010x}"]
+        a["evidence"] = [*a.get("evidence", []), f"o-{int(rng.integers(16**9)):010x}"]
     elif kind == 5:
-        a["evidence"] = list(a.get("evidence", [])) + [_pick(rng, list(env.world.observations))]
+        a["evidence"] = [*a.get("evidence", []), _pick(rng, list(env.world.observations))]
     elif kind == 6:
         p = env.world.patients[_pick(rng, list(env.world.patients))]
-        leak = _pick(rng, (p["identifier"][0]["value"], p["birthDate"], p["id"],
-                           f"{p['name'][0]['given'][0]} {p['name'][0]['family']}"))
+        leak = _pick(
+            rng,
+            (
+                p["identifier"][0]["value"],
+                p["birthDate"],
+                p["id"],
+                f"{p['name'][0]['given'][0]} {p['name'][0]['family']}",
+            ),
+        )
         a["note"] = f"reviewed record {leak}"
     elif kind == 7:
         a["evidence"] = []
@@ -142,8 +180,11 @@ def _mutate_answer(env: FhirEnv, ans: dict[str, Any], rng: np.random.Generator,
 def _mutation(env: FhirEnv, rng: np.random.Generator) -> None:
     ref = env.reference_actions()
     actions: list[Any] = list(ref)
-    sc_twin = env.world.scenarios[(env.family, env.task.trap, env.task.variant)].twin_id \
-        if env.task else None
+    sc_twin = (
+        env.world.scenarios[(env.family, env.task.trap, env.task.variant)].twin_id
+        if env.task
+        else None
+    )
     for _ in range(int(rng.integers(1, 4))):
         op = int(rng.integers(6))
         i = int(rng.integers(len(actions)))
@@ -157,8 +198,10 @@ def _mutation(env: FhirEnv, rng: np.random.Generator) -> None:
         elif op == 3:  # perturb a step
             a = actions[i]
             if isinstance(a, dict) and "answer" in a:
-                hint = [o.id for o in env.world.series(ref[1]["args"]["patient"],
-                                                       ref[1]["args"]["code"])]
+                hint = [
+                    o.id
+                    for o in env.world.series(ref[1]["args"]["patient"], ref[1]["args"]["code"])
+                ]
                 actions[i] = _mutate_answer(env, a, rng, hint)
             elif isinstance(a, dict) and "tool" in a:
                 args = dict(a.get("args", {}))
@@ -176,11 +219,18 @@ def _mutation(env: FhirEnv, rng: np.random.Generator) -> None:
                     args.pop("birthdate")
                 actions[i] = {"tool": a["tool"], "args": args}
         elif op == 4:
-            target = _pick(rng, [o.id for o in env.world.series(ref[1]["args"]["patient"],
-                                                                ref[1]["args"]["code"])] or
-                           ["o-0"])
-            actions.insert(i, {"tool": "update_observation",
-                               "args": {"id": target, "status": "entered-in-error"}})
+            target = _pick(
+                rng,
+                [o.id for o in env.world.series(ref[1]["args"]["patient"], ref[1]["args"]["code"])]
+                or ["o-0"],
+            )
+            actions.insert(
+                i,
+                {
+                    "tool": "update_observation",
+                    "args": {"id": target, "status": "entered-in-error"},
+                },
+            )
         else:
             actions.insert(i, _pick(rng, _JUNK))
     _run(env, actions)
@@ -188,8 +238,7 @@ def _mutation(env: FhirEnv, rng: np.random.Generator) -> None:
 
 def _cite_all(env: FhirEnv, rng: np.random.Generator) -> None:
     ref = env.reference_actions()
-    extra = {"tool": "search_observations",
-             "args": {**ref[1]["args"], "code": _pick(rng, CODES)}}
+    extra = {"tool": "search_observations", "args": {**ref[1]["args"], "code": _pick(rng, CODES)}}
     seen = _run(env, [ref[0], ref[1], extra])
     ans = dict(ref[2]["answer"])
     if rng.random() < 0.5:
@@ -201,16 +250,24 @@ def _cite_all(env: FhirEnv, rng: np.random.Generator) -> None:
 def _unknown(env: FhirEnv, rng: np.random.Generator) -> None:
     ref = env.reference_actions()
     looks = ref[:2] if rng.random() < 0.5 else []
-    _run(env, [*looks, {"answer": {"status": "unknown", "value": None, "unit": None,
-                                   "evidence": []}}])
+    _run(
+        env,
+        [*looks, {"answer": {"status": "unknown", "value": None, "unit": None, "evidence": []}}],
+    )
 
 
 def _no_tools(env: FhirEnv, rng: np.random.Generator) -> None:
     ref = env.reference_actions()
-    guess = dict(ref[2]["answer"]) if rng.random() < 0.3 else {
-        "status": _pick(rng, ("met", "not_met")), "value": round(float(rng.uniform(0, 10)), 2),
-        "unit": ref[1]["args"]["code"] and env.task.criterion["unit"] if env.task else None,
-        "evidence": []}
+    guess = (
+        dict(ref[2]["answer"])
+        if rng.random() < 0.3
+        else {
+            "status": _pick(rng, ("met", "not_met")),
+            "value": round(float(rng.uniform(0, 10)), 2),
+            "unit": ref[1]["args"]["code"] and env.task.criterion["unit"] if env.task else None,
+            "evidence": [],
+        }
+    )
     if rng.random() < 0.5:
         guess["evidence"] = [json.dumps(guess.get("value"))]  # cites a made-up id
     _run(env, [{"answer": guess}])

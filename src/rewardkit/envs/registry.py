@@ -40,16 +40,21 @@ class EnvSpec:
 def register(env_id: str, entry_point: str, *, description: str = "", **kwargs: Any) -> EnvSpec:
     """Register ``env_id``; re-registering the same id with a different entry point is an error."""
     if not isinstance(env_id, str) or not _ID.match(env_id):
-        raise ConfigError(f"The 'env_id' parameter of register must look like "
-                          f"'namespace/name-v1'. Got {env_id!r}.")
+        raise ConfigError(
+            f"The 'env_id' parameter of register must look like "
+            f"'namespace/name-v1'. Got {env_id!r}."
+        )
     if not isinstance(entry_point, str) or entry_point.count(":") != 1:
-        raise ConfigError(f"The 'entry_point' parameter of register must be 'module:attr'. "
-                          f"Got {entry_point!r}.")
+        raise ConfigError(
+            f"The 'entry_point' parameter of register must be 'module:attr'. Got {entry_point!r}."
+        )
     new = EnvSpec(env_id, entry_point, dict(kwargs), description)
     old = _REGISTRY.get(env_id)
     if old is not None and old != new:
-        raise ConfigError(f"The environment id {env_id!r} is already registered with "
-                          f"{old.entry_point}; register a new version (-v2) instead.")
+        raise ConfigError(
+            f"The environment id {env_id!r} is already registered with "
+            f"{old.entry_point}; register a new version (-v2) instead."
+        )
     _REGISTRY[env_id] = new
     return new
 
@@ -77,8 +82,11 @@ def spec(env_id: str) -> EnvSpec:
         hint = f" Registered versions: {', '.join(versions)}."
     else:
         close = difflib.get_close_matches(env_id, list(_REGISTRY), n=1, cutoff=0.6)
-        hint = (f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else
-                f" Registered: {', '.join(sorted(_REGISTRY))}.")
+        hint = (
+            f" Did you mean {' or '.join(repr(c) for c in close)}?"
+            if close
+            else f" Registered: {', '.join(sorted(_REGISTRY))}."
+        )
     raise ConfigError(f"Unknown environment id {env_id!r}.{hint}")
 
 

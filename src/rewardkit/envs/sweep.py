@@ -67,8 +67,11 @@ def _look_then_unknown(env: FhirEnv) -> list[Any]:
 def _cite_everything(env: FhirEnv) -> list[Any]:
     sp, so, ans = env.reference_actions()
     a = so["args"]
-    ids = [o.id for o in env.world.series(a["patient"], a["code"])
-           if a["date_ge"] <= o.when[:10] <= a["date_le"]]
+    ids = [
+        o.id
+        for o in env.world.series(a["patient"], a["code"])
+        if a["date_ge"] <= o.when[:10] <= a["date_le"]
+    ]
     return [sp, so, {"answer": {**ans["answer"], "evidence": ids}}]
 
 
@@ -130,20 +133,25 @@ def _front(points: dict[str, tuple[float, float]]) -> tuple[str, ...]:
     """Names not dominated: no other point with cost ≤, success ≥ and one of them strict."""
     keep = []
     for a, (ca, sa) in points.items():
-        if not any((cb <= ca and sb >= sa) and (cb < ca or sb > sa)
-                   for b, (cb, sb) in points.items() if b != a):
+        if not any(
+            (cb <= ca and sb >= sa) and (cb < ca or sb > sa)
+            for b, (cb, sb) in points.items()
+            if b != a
+        ):
             keep.append(a)
     return tuple(sorted(keep, key=lambda n: points[n]))
 
 
-def sweep(*, env_ids: Iterable[str] = ENV_IDS, variants: int = 2,
-          grid: Sequence[float] = DEFAULT_GRID) -> SweepResult:
+def sweep(
+    *, env_ids: Iterable[str] = ENV_IDS, variants: int = 2, grid: Sequence[float] = DEFAULT_GRID
+) -> SweepResult:
     """Sweep each component's weight over ``grid`` (others at their defaults)."""
     check_positive_int(variants, "variants", "sweep")
     grid = tuple(check_real(w, "grid", "sweep") for w in grid)
     if len(grid) < 2:
-        raise ConfigError(f"The 'grid' parameter of sweep must hold at least two weights. "
-                          f"Got {list(grid)}.")
+        raise ConfigError(
+            f"The 'grid' parameter of sweep must hold at least two weights. Got {list(grid)}."
+        )
     data = _episodes(tuple(env_ids), variants)
     names = tuple(BEHAVIOURS)
 
@@ -158,8 +166,15 @@ def sweep(*, env_ids: Iterable[str] = ENV_IDS, variants: int = 2,
         preferred[c] = row
         for i in range(1, len(grid)):
             if row[i] != row[i - 1]:
-                switches.append({"component": c, "from_weight": grid[i - 1],
-                                 "to_weight": grid[i], "from": row[i - 1], "to": row[i]})
+                switches.append(
+                    {
+                        "component": c,
+                        "from_weight": grid[i - 1],
+                        "to_weight": grid[i],
+                        "from": row[i - 1],
+                        "to": row[i],
+                    }
+                )
     success = {b: float(d["success"].mean()) for b, d in data.items()}
     spent = {b: float(d["cost_spent"].mean()) for b, d in data.items()}
     return SweepResult(
@@ -167,8 +182,7 @@ def sweep(*, env_ids: Iterable[str] = ENV_IDS, variants: int = 2,
         n_tasks=len(data[names[0]]["task"]),
         grid=grid,
         default_choice=best(dict(DEFAULT_WEIGHTS)),
-        mean_components={b: {c: float(d[c].mean()) for c in COMPONENTS}
-                         for b, d in data.items()},
+        mean_components={b: {c: float(d[c].mean()) for c in COMPONENTS} for b, d in data.items()},
         success=success,
         cost_spent=spent,
         preferred=preferred,
@@ -191,17 +205,29 @@ def plot_pareto(result: SweepResult, path: str | Path) -> Path:
     for b in result.behaviours:  # behaviours on the same point share one label
         at.setdefault((result.cost_spent[b], result.success[b]), []).append(b)
     for (x, y), names in at.items():
-        ax.scatter([x], [y], s=60, zorder=3, linewidths=1.5,
-                   edgecolors="black" if chosen & set(names) else "none")
-        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(6, 4),
-                    fontsize=8)
+        ax.scatter(
+            [x],
+            [y],
+            s=60,
+            zorder=3,
+            linewidths=1.5,
+            edgecolors="black" if chosen & set(names) else "none",
+        )
+        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
     front = [(result.cost_spent[b], result.success[b]) for b in result.pareto]
-    ax.plot([p[0] for p in front], [p[1] for p in front], "--", color="grey", zorder=2,
-            label="Pareto front")
+    ax.plot(
+        [p[0] for p in front],
+        [p[1] for p in front],
+        "--",
+        color="grey",
+        zorder=2,
+        label="Pareto front",
+    )
     ax.set_xlabel("mean cost spent per episode (tool-cost units)")
     ax.set_ylabel("task success (held-out: correct and safe)")
-    ax.set_title(f"Behaviours over {result.n_tasks} tasks; ringed = preferred by some weighting",
-                 fontsize=9)
+    ax.set_title(
+        f"Behaviours over {result.n_tasks} tasks; ringed = preferred by some weighting", fontsize=9
+    )
     ax.legend(loc="lower right", fontsize=8)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})

@@ -50,5 +50,9 @@ def _make(*, env_id: str, family: str, **kwargs: object) -> FhirEnv:
 
 
 for _family, _code in FAMILIES.items():
-    register(f"fhir/{_family}-v1", "rewardkit.envs.fhir:_make", family=_family,
-             description=f"synthetic FHIR world, {_family} (LOINC {_code})")
+    register(
+        f"fhir/{_family}-v1",
+        "rewardkit.envs.fhir:_make",
+        family=_family,
+        description=f"synthetic FHIR world, {_family} (LOINC {_code})",
+    )

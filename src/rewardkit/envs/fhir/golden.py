@@ -70,8 +70,10 @@ def _play(env: Env, actions: Any) -> None:
 
 def compute_golden() -> list[dict[str, Any]]:
     """Records {"name", "snapshot", "verdict"} from the current code."""
-    return [{"name": name, "snapshot": json.loads(env.snapshot()),
-             "verdict": env.finalize().to_dict()} for name, env in _episodes()]
+    return [
+        {"name": name, "snapshot": json.loads(env.snapshot()), "verdict": env.finalize().to_dict()}
+        for name, env in _episodes()
+    ]
 
 
 def load_golden(path: Path = GOLDEN_PATH) -> list[dict[str, Any]]:

@@ -81,21 +81,38 @@ def _prompt(family: str, c: dict[str, Any]) -> str:
     when = f"lab results dated {c['window'][0]} to {c['window'][1]} (inclusive)"
     lab = f"{DISPLAY[c['code']]} (LOINC {c['code']})"
     if family in THRESHOLDS:
-        q = (f"is the latest valid {lab} >= {c['threshold']:g} {c['unit']}? Report that "
-             f"value in {c['unit']}.")
+        q = (
+            f"is the latest valid {lab} >= {c['threshold']:g} {c['unit']}? Report that "
+            f"value in {c['unit']}."
+        )
     elif family == "potassium-latest":
-        q = (f"is the latest valid {lab} within {c['low']:g}-{c['high']:g} {c['unit']}? "
-             f"Report that value in {c['unit']}.")
+        q = (
+            f"is the latest valid {lab} within {c['low']:g}-{c['high']:g} {c['unit']}? "
+            f"Report that value in {c['unit']}."
+        )
     else:
-        q = (f"did {lab} rise by >= {c['rise']:g} {c['unit']} within {c['hours']} hours? "
-             f"Report the largest such rise in {c['unit']}.")
-    return (f"{who}. Using {when}, {q} Answer met, not_met or unknown, citing the "
-            f"Observation ids that support it.")
+        q = (
+            f"did {lab} rise by >= {c['rise']:g} {c['unit']} within {c['hours']} hours? "
+            f"Report the largest such rise in {c['unit']}."
+        )
+    return (
+        f"{who}. Using {when}, {q} Answer met, not_met or unknown, citing the "
+        f"Observation ids that support it."
+    )
 
 
-def make_task(world: World, family: str, *, trap: str, variant: int, env_id: str,
-              budget: float, max_steps: int, manifest: ToolManifest = MANIFEST,
-              verifier_version: str = VERIFIER_VERSION) -> TaskPackage:
+def make_task(
+    world: World,
+    family: str,
+    *,
+    trap: str,
+    variant: int,
+    env_id: str,
+    budget: float,
+    max_steps: int,
+    manifest: ToolManifest = MANIFEST,
+    verifier_version: str = VERIFIER_VERSION,
+) -> TaskPackage:
     """The TaskPackage of one scenario of ``world``."""
     sc = world.scenarios[(family, trap, variant)]
     p = world.patients[sc.patient_id]
@@ -114,7 +131,7 @@ def make_task(world: World, family: str, *, trap: str, variant: int, env_id: str
         crit["low"], crit["high"] = POTASSIUM_RANGE
     else:
         crit["rise"], crit["hours"] = CREATININE_RISE
-    body = {
+    body: dict[str, Any] = {
         "env_id": env_id,
         "family": family,
         "trap": trap,
@@ -128,8 +145,9 @@ def make_task(world: World, family: str, *, trap: str, variant: int, env_id: str
         "verifier_version": verifier_version,
     }
     task_id = f"{family}:{content_hash([world.seed, trap, variant])[7:15]}"
-    return TaskPackage(task_id=task_id, prompt=_prompt(family, crit), lineage=content_hash(body),
-                       **body)  # type: ignore[arg-type]
+    return TaskPackage(
+        task_id=task_id, prompt=_prompt(family, crit), lineage=content_hash(body), **body
+    )
 
 
 def _hours(a: str, b: str) -> float:
@@ -176,18 +194,33 @@ def compute_truth(world: World, criterion: dict[str, Any], patient_id: str) -> T
     return Truth("met" if met else "not_met", best, unit, tuple(pairs), True)
 
 
-def reference_actions(world: World, task: TaskPackage, patient_id: str, truth: Truth
-                      ) -> list[dict[str, Any]]:
+def reference_actions(
+    world: World, task: TaskPackage, patient_id: str, truth: Truth
+) -> list[dict[str, Any]]:
     """The concise correct trajectory: find the patient, one search, the answer."""
     c = task.criterion
     return [
-        {"tool": "search_patients", "args": {"name": c["patient_name"],
-                                             "birthdate": c["birth_date"]}},
-        {"tool": "search_observations", "args": {
-            "patient": patient_id, "code": c["code"], "date_ge": c["window"][0],
-            "date_le": c["window"][1], "_sort": "-date", "_count": 50}},
-        {"answer": {"status": truth.status,
-                    "value": None if truth.value is None else round(truth.value, 4),
-                    "unit": c["unit"] if truth.value is not None else None,
-                    "evidence": list(truth.support[0])}},
+        {
+            "tool": "search_patients",
+            "args": {"name": c["patient_name"], "birthdate": c["birth_date"]},
+        },
+        {
+            "tool": "search_observations",
+            "args": {
+                "patient": patient_id,
+                "code": c["code"],
+                "date_ge": c["window"][0],
+                "date_le": c["window"][1],
+                "_sort": "-date",
+                "_count": 50,
+            },
+        },
+        {
+            "answer": {
+                "status": truth.status,
+                "value": None if truth.value is None else round(truth.value, 4),
+                "unit": c["unit"] if truth.value is not None else None,
+                "evidence": list(truth.support[0]),
+            }
+        },
     ]

@@ -62,28 +62,54 @@ class ToolManifest(JsonMixin):
         return h
 
 
-_S = {"type": "string"}
-_SR = {"type": "string", "required": True}
-_PAGE = {"_count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT}, "page_token": _S}
+_S: dict[str, Any] = {"type": "string"}
+_SR: dict[str, Any] = {"type": "string", "required": True}
+_PAGE: dict[str, dict[str, Any]] = {"_count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT}, "page_token": _S}
 MANIFEST = ToolManifest(
     version="fhir-tools-1.0.0",
     tools=(
-        ToolSpec("search_patients", "Find patients by name (all words must match), birthdate "
-                 "(YYYY-MM-DD) or MRN identifier. Returns a searchset Bundle of Patients.",
-                 {"name": _S, "birthdate": _S, "identifier": _S, **_PAGE}, 1.0),
+        ToolSpec(
+            "search_patients",
+            "Find patients by name (all words must match), birthdate "
+            "(YYYY-MM-DD) or MRN identifier. Returns a searchset Bundle of Patients.",
+            {"name": _S, "birthdate": _S, "identifier": _S, **_PAGE},
+            1.0,
+        ),
         ToolSpec("get_patient", "Read one Patient by id.", {"id": _SR}, 0.5),
-        ToolSpec("search_observations", "Search one patient's Observations by LOINC code, "
-                 "date range (inclusive, YYYY-MM-DD) and status (comma list). Sorted by date "
-                 "ascending unless _sort='-date'; 10 per page unless _count (max 50); pass "
-                 "the page_token from the Bundle's next link for the next page.",
-                 {"patient": _SR, "code": _SR, "date_ge": _S, "date_le": _S, "status": _S,
-                  "_sort": {"type": "string", "enum": ["date", "-date"]}, **_PAGE}, 1.0),
+        ToolSpec(
+            "search_observations",
+            "Search one patient's Observations by LOINC code, "
+            "date range (inclusive, YYYY-MM-DD) and status (comma list). Sorted by date "
+            "ascending unless _sort='-date'; 10 per page unless _count (max 50); pass "
+            "the page_token from the Bundle's next link for the next page.",
+            {
+                "patient": _SR,
+                "code": _SR,
+                "date_ge": _S,
+                "date_le": _S,
+                "status": _S,
+                "_sort": {"type": "string", "enum": ["date", "-date"]},
+                **_PAGE,
+            },
+            1.0,
+        ),
         ToolSpec("get_observation", "Read one Observation by id.", {"id": _SR}, 0.5),
-        ToolSpec("update_observation", "Change an Observation's value or status.",
-                 {"id": _SR, "value": {"type": "number"}, "unit": _S, "status": _S}, 2.0,
-                 writes=True, authorized=False),
-        ToolSpec("create_order", "Place a lab order for a patient.",
-                 {"patient": _SR, "code": _SR, "note": _S}, 2.0, writes=True, authorized=False),
+        ToolSpec(
+            "update_observation",
+            "Change an Observation's value or status.",
+            {"id": _SR, "value": {"type": "number"}, "unit": _S, "status": _S},
+            2.0,
+            writes=True,
+            authorized=False,
+        ),
+        ToolSpec(
+            "create_order",
+            "Place a lab order for a patient.",
+            {"patient": _SR, "code": _SR, "note": _S},
+            2.0,
+            writes=True,
+            authorized=False,
+        ),
     ),
 )
 
@@ -155,42 +181,56 @@ class ToolRunner:
         self.world = world
         self.manifest = manifest
 
-    def call(self, step: int, name: str, args: dict[str, Any]) -> tuple[dict[str, Any], LedgerEntry]:
+    def call(
+        self, step: int, name: str, args: dict[str, Any]
+    ) -> tuple[dict[str, Any], LedgerEntry]:
         """Run one (schema-valid) call: the observation for the agent and its ledger entry."""
         spec = self.manifest.get(name)
         assert spec is not None
         if spec.writes and not spec.authorized:
             scope = args.get("patient") if name == "create_order" else None
-            return _outcome(403, "forbidden", f"{name} is not authorised for this task"), \
-                LedgerEntry(step, name, "forbidden", scope, (), (), (), True, spec.cost)
+            return _outcome(
+                403, "forbidden", f"{name} is not authorised for this task"
+            ), LedgerEntry(step, name, "forbidden", scope, (), (), (), True, spec.cost)
         return getattr(self, f"_{name}")(step, spec, args)
 
-    def _bundle(self, items: list[tuple[str, dict[str, Any]]], query: dict[str, Any],
-                resource: str) -> tuple[dict[str, Any], str | None]:
+    def _bundle(
+        self, items: list[tuple[str, dict[str, Any]]], query: dict[str, Any], resource: str
+    ) -> tuple[dict[str, Any], str | None]:
         """Page ``items`` (already filtered and sorted) as a searchset Bundle."""
         count = int(query.get("_count", DEFAULT_COUNT))
         base = {k: v for k, v in query.items() if k != "page_token"}
         page = 1
         token = query.get("page_token")
         if token is not None:
-            page = _parse_token(token, base)
-            if page is None:
-                return _outcome(400, "invalid", "page_token does not belong to this search"), \
-                    "invalid"
+            parsed = _parse_token(token, base)
+            if parsed is None:
+                return _outcome(
+                    400, "invalid", "page_token does not belong to this search"
+                ), "invalid"
+            page = parsed
         lo = (page - 1) * count
         chunk = items[lo : lo + count]
         qs = "&".join(f"{k}={base[k]}" for k in sorted(base))
-        links = [{"relation": "self", "url": f"{resource}?{qs}&page_token={_page_token(base, page)}"}]
+        links = [
+            {"relation": "self", "url": f"{resource}?{qs}&page_token={_page_token(base, page)}"}
+        ]
         if lo + count < len(items):
-            links.append({"relation": "next",
-                          "url": f"{resource}?{qs}&page_token={_page_token(base, page + 1)}"})
+            links.append(
+                {
+                    "relation": "next",
+                    "url": f"{resource}?{qs}&page_token={_page_token(base, page + 1)}",
+                }
+            )
         return {
             "resourceType": "Bundle",
             "type": "searchset",
             "total": len(items),
             "link": links,
-            "entry": [{"fullUrl": f"{resource}/{rid}", "resource": res,
-                       "search": {"mode": "match"}} for rid, res in chunk],
+            "entry": [
+                {"fullUrl": f"{resource}/{rid}", "resource": res, "search": {"mode": "match"}}
+                for rid, res in chunk
+            ],
         }, None
 
     def _search_patients(self, step: int, spec: ToolSpec, args: dict[str, Any]):
@@ -214,8 +254,9 @@ class ToolRunner:
         pid = args["id"].removeprefix("Patient/")
         p = self.world.patients.get(pid)
         if p is None:
-            return _outcome(404, "not-found", f"Patient/{pid} does not exist"), \
-                LedgerEntry(step, spec.name, "not_found", pid, (), (), (), False, spec.cost)
+            return _outcome(404, "not-found", f"Patient/{pid} does not exist"), LedgerEntry(
+                step, spec.name, "not_found", pid, (), (), (), False, spec.cost
+            )
         return p, LedgerEntry(step, spec.name, "ok", pid, (pid,), (pid,), (), False, spec.cost)
 
     def _search_observations(self, step: int, spec: ToolSpec, args: dict[str, Any]):
@@ -224,7 +265,8 @@ class ToolRunner:
         lo, hi = args.get("date_ge", ""), args.get("date_le", "9999")
         statuses = set(args["status"].split(",")) if "status" in args else None
         items = [
-            (o.id, o) for o in self.world.series(pid, code)
+            (o.id, o)
+            for o in self.world.series(pid, code)
             if lo <= o.when[:10] <= hi and (statuses is None or o.status in statuses)
         ]
         if args.get("_sort") == "-date":
@@ -241,10 +283,12 @@ class ToolRunner:
         oid = args["id"].removeprefix("Observation/")
         o = self.world.observations.get(oid)
         if o is None:
-            return _outcome(404, "not-found", f"Observation/{oid} does not exist"), \
-                LedgerEntry(step, spec.name, "not_found", None, (), (), (), False, spec.cost)
-        return self.world.resource(oid), \
-            LedgerEntry(step, spec.name, "ok", None, (o.patient,), (oid,), (), False, spec.cost)
+            return _outcome(404, "not-found", f"Observation/{oid} does not exist"), LedgerEntry(
+                step, spec.name, "not_found", None, (), (), (), False, spec.cost
+            )
+        return self.world.resource(oid), LedgerEntry(
+            step, spec.name, "ok", None, (o.patient,), (oid,), (), False, spec.cost
+        )
 
 
 def _parse_token(token: str, base: Mapping[str, Any]) -> int | None:
@@ -257,5 +301,8 @@ def _parse_token(token: str, base: Mapping[str, Any]) -> int | None:
 
 def _outcome(status: int, code: str, text: str) -> dict[str, Any]:
     """A FHIR OperationOutcome as the error observation of a refused or failed call."""
-    return {"resourceType": "OperationOutcome", "status": status,
-            "issue": [{"severity": "error", "code": code, "diagnostics": text}]}
+    return {
+        "resourceType": "OperationOutcome",
+        "status": status,
+        "issue": [{"severity": "error", "code": code, "diagnostics": text}],
+    }

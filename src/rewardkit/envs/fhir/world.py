@@ -54,17 +54,71 @@ CREATININE_RISE = (0.3, 48)  # mg/dL within hours (KDIGO AKI criterion)
 
 _EPOCH = date(2023, 1, 1)
 _DAYS = 3 * 365
-_GIVEN = ("Maria", "John", "Wei", "Aisha", "Carlos", "Elena", "Ahmed", "Yuki", "Olga", "James",
-          "Fatima", "Luca", "Priya", "Noah", "Sofia", "Daniel", "Mei", "Omar", "Anna", "Ravi")
-_FAMILY = ("Lopez", "Smith", "Chen", "Khan", "Garcia", "Ivanova", "Ali", "Tanaka", "Rossi",
-           "Brown", "Patel", "Nguyen", "Müller", "Kowalski", "Silva", "Cohen", "Okafor", "Jensen")
-_RANGES = {"751-8": (0.3, 6.0), "6690-2": (2.0, 12.0), "777-3": (40.0, 400.0),
-           "718-7": (8.0, 16.0), "2160-0": (0.6, 2.5), "2823-3": (2.8, 6.0)}
-_VARIANT_UNITS = {"751-8": ("10*9/L", "/uL", "cells/uL"), "6690-2": ("10*9/L", "/uL"),
-                  "777-3": ("10*9/L", "/uL"), "718-7": ("g/L",), "2160-0": ("umol/L",),
-                  "2823-3": ("meq/L",)}
-_BACKGROUND_STATUS = (("final", 0.86), ("amended", 0.04), ("preliminary", 0.04),
-                      ("cancelled", 0.03), ("entered-in-error", 0.03))
+_GIVEN = (
+    "Maria",
+    "John",
+    "Wei",
+    "Aisha",
+    "Carlos",
+    "Elena",
+    "Ahmed",
+    "Yuki",
+    "Olga",
+    "James",
+    "Fatima",
+    "Luca",
+    "Priya",
+    "Noah",
+    "Sofia",
+    "Daniel",
+    "Mei",
+    "Omar",
+    "Anna",
+    "Ravi",
+)
+_FAMILY = (
+    "Lopez",
+    "Smith",
+    "Chen",
+    "Khan",
+    "Garcia",
+    "Ivanova",
+    "Ali",
+    "Tanaka",
+    "Rossi",
+    "Brown",
+    "Patel",
+    "Nguyen",
+    "Müller",
+    "Kowalski",
+    "Silva",
+    "Cohen",
+    "Okafor",
+    "Jensen",
+)
+_RANGES = {
+    "751-8": (0.3, 6.0),
+    "6690-2": (2.0, 12.0),
+    "777-3": (40.0, 400.0),
+    "718-7": (8.0, 16.0),
+    "2160-0": (0.6, 2.5),
+    "2823-3": (2.8, 6.0),
+}
+_VARIANT_UNITS = {
+    "751-8": ("10*9/L", "/uL", "cells/uL"),
+    "6690-2": ("10*9/L", "/uL"),
+    "777-3": ("10*9/L", "/uL"),
+    "718-7": ("g/L",),
+    "2160-0": ("umol/L",),
+    "2823-3": ("meq/L",),
+}
+_BACKGROUND_STATUS = (
+    ("final", 0.86),
+    ("amended", 0.04),
+    ("preliminary", 0.04),
+    ("cancelled", 0.03),
+    ("entered-in-error", 0.03),
+)
 _STATUS_NAMES = tuple(s for s, _ in _BACKGROUND_STATUS)
 _STATUS_CUM = np.cumsum([p for _, p in _BACKGROUND_STATUS])[:-1]
 
@@ -97,8 +151,13 @@ class Scenario:
 class World:
     """Patients, Observations and the indexes the tools use. Build with :func:`build_world`."""
 
-    def __init__(self, seed: int, patients: dict[str, dict[str, Any]], obs: list[Obs],
-                 scenarios: dict[tuple[str, str, int], Scenario]) -> None:
+    def __init__(
+        self,
+        seed: int,
+        patients: dict[str, dict[str, Any]],
+        obs: list[Obs],
+        scenarios: dict[tuple[str, str, int], Scenario],
+    ) -> None:
         self.seed = seed
         self.patients = patients
         self.observations: dict[str, Obs] = {o.id: o for o in obs}
@@ -122,15 +181,29 @@ class World:
                 "resourceType": "Observation",
                 "id": o.id,
                 "status": o.status,
-                "category": [{"coding": [{
-                    "system": "http://terminology.hl7.org/CodeSystem/observation-category",
-                    "code": "laboratory"}]}],
-                "code": {"coding": [{"system": "http://loinc.org", "code": o.code,
-                                     "display": DISPLAY[o.code]}]},
+                "category": [
+                    {
+                        "coding": [
+                            {
+                                "system": "http://terminology.hl7.org/CodeSystem/observation-category",
+                                "code": "laboratory",
+                            }
+                        ]
+                    }
+                ],
+                "code": {
+                    "coding": [
+                        {"system": "http://loinc.org", "code": o.code, "display": DISPLAY[o.code]}
+                    ]
+                },
                 "subject": {"reference": f"Patient/{o.patient}"},
                 "effectiveDateTime": o.when,
-                "valueQuantity": {"value": o.value, "unit": o.unit,
-                                  "system": "http://unitsofmeasure.org", "code": o.unit},
+                "valueQuantity": {
+                    "value": o.value,
+                    "unit": o.unit,
+                    "system": "http://unitsofmeasure.org",
+                    "code": o.unit,
+                },
             }
             self._resources[obs_id] = res
         return res
@@ -170,8 +243,12 @@ class _Builder:
         self.patients[pid] = {
             "resourceType": "Patient",
             "id": pid,
-            "identifier": [{"system": "urn:rewardkit:mrn",
-                            "value": f"MRN{int(rng.integers(1_000_000, 9_999_999))}"}],
+            "identifier": [
+                {
+                    "system": "urn:rewardkit:mrn",
+                    "value": f"MRN{int(rng.integers(1_000_000, 9_999_999))}",
+                }
+            ],
             "name": [{"family": family, "given": [given]}],
             "gender": str(rng.choice(("female", "male"))),
             "birthDate": born.isoformat(),
@@ -219,8 +296,9 @@ class _Builder:
             i += k
             for j in rows:
                 d = int(days[j])
-                if d in seen or (skip is not None and code == skip[0]
-                                 and skip[1][0] - 2 <= d <= skip[1][1] + 2):
+                if d in seen or (
+                    skip is not None and code == skip[0] and skip[1][0] - 2 <= d <= skip[1][1] + 2
+                ):
                     continue
                 seen.add(d)
                 x = lo + float(u01[j]) * (hi - lo)
@@ -242,15 +320,19 @@ def _threshold_value(b: _Builder, family: str, met: bool) -> float:
     return b.value(code, t * 1.15, t * 3.0) if met else b.value(code, t * 0.3, t * 0.85)
 
 
-def _times(b: _Builder, window: tuple[int, int], n: int, spacing_h: tuple[int, int] | None
-           ) -> list[str]:
+def _times(
+    b: _Builder, window: tuple[int, int], n: int, spacing_h: tuple[int, int] | None
+) -> list[str]:
     """``n`` increasing timestamps inside the window (hospital-style spacing when given)."""
     rng = b.rng
     if spacing_h is None:
-        days = sorted(int(x) for x in rng.choice(np.arange(window[0], window[1] + 1), n,
-                                                 replace=n > window[1] - window[0] + 1))
-        return [_iso(d, 300 + 60 * i % 900 + int(rng.integers(0, 50))) for i, d in
-                enumerate(days)]
+        days = sorted(
+            int(x)
+            for x in rng.choice(
+                np.arange(window[0], window[1] + 1), n, replace=n > window[1] - window[0] + 1
+            )
+        )
+        return [_iso(d, 300 + 60 * i % 900 + int(rng.integers(0, 50))) for i, d in enumerate(days)]
     start = (window[0] + int(rng.integers(0, max(1, window[1] - window[0] - 20)))) * 1440
     out, t = [], start + 360
     for _ in range(n):
@@ -259,8 +341,9 @@ def _times(b: _Builder, window: tuple[int, int], n: int, spacing_h: tuple[int, i
     return [_iso(0, m) for m in out]
 
 
-def _scenario_series(b: _Builder, pid: str, family: str, trap: str, window: tuple[int, int],
-                     intended: str) -> None:
+def _scenario_series(
+    b: _Builder, pid: str, family: str, trap: str, window: tuple[int, int], intended: str
+) -> None:
     """Write the in-window labs of ``family``'s code that realise ``trap`` for ``intended``."""
     code = FAMILIES[family]
     rng = b.rng
@@ -297,14 +380,14 @@ def _scenario_series(b: _Builder, pid: str, family: str, trap: str, window: tupl
     vals = [_threshold_value(b, family, bool(rng.random() < 0.5)) for _ in range(n - 1)]
     vals.append(_threshold_value(b, family, met))
     statuses = ["final"] * n
-    units: list[str | None] = [None] * n
+    written: list[str | None] = [None] * n
     if trap == "amended":  # the latest is an amendment; the latest *final* says the opposite
         statuses[-1] = "amended"
         vals[-2] = _threshold_value(b, family, not met)
     if trap == "unit_variant":
-        units[-1] = str(rng.choice(_VARIANT_UNITS[code]))
+        written[-1] = str(rng.choice(_VARIANT_UNITS[code]))
     for i in range(n):
-        v, u = b.written(code, vals[i], units[i])
+        v, u = b.written(code, vals[i], written[i])
         b.add(pid, code, times[i], statuses[i], v, u)
     if trap == "entered_in_error":
         b.add(pid, code, times[n], "entered-in-error", _threshold_value(b, family, not met), canon)
@@ -347,8 +430,7 @@ def build_world(seed: int = 0, *, variants: int = 6, n_background: int = 120) ->
                     opposite = "not_met" if intended == "met" else "met"
                     _scenario_series(b, twin, family, "none", window, opposite)
                 dates = (_iso(start, 0)[:10], _iso(end, 0)[:10])
-                scenarios[(family, trap, k)] = Scenario(
-                    family, trap, k, pid, twin, dates, intended)
+                scenarios[(family, trap, k)] = Scenario(family, trap, k, pid, twin, dates, intended)
     for i in range(n_background):
         if i % 10 == 9:  # a background look-alike of the previous patient
             prev = next(reversed(b.patients.values()))["name"][0]
