@@ -64,7 +64,10 @@ class ToolManifest(JsonMixin):
 
 _S: dict[str, Any] = {"type": "string"}
 _SR: dict[str, Any] = {"type": "string", "required": True}
-_PAGE: dict[str, dict[str, Any]] = {"_count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT}, "page_token": _S}
+_PAGE: dict[str, dict[str, Any]] = {
+    "_count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
+    "page_token": _S,
+}
 MANIFEST = ToolManifest(
     version="fhir-tools-1.0.0",
     tools=(
