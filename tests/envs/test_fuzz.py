@@ -66,3 +66,11 @@ def test_ray_backend_gives_the_same_report():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         fuzz(**{"episodes": 10, **kwargs})
+
+
+def test_a_generator_rng_draws_the_campaign_seed():
+    import numpy as np
+
+    a = fuzz(episodes=20, rng=np.random.default_rng(8), progress=False)
+    b = fuzz(episodes=20, rng=np.random.default_rng(8), progress=False)
+    assert a.to_json() == b.to_json() and a.seed == int(np.random.default_rng(8).integers(0, 2**31))

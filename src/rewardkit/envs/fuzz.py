@@ -174,8 +174,8 @@ def fuzz(
     check_positive_int(chunks, "chunks", fn)
     check_choice(backend, "backend", fn, BACKENDS)
     high_frac = check_real(high_frac, "high_frac", fn, low=0.0, high=1.0, low_open=True)
-    seed = int(as_generator(rng, fn).integers(0, 2**31)) if not isinstance(rng, int) else rng
-    as_generator(rng, fn)  # validates an int seed
+    gen = as_generator(rng, fn)  # validates: an int seed is used as is, a Generator draws one
+    seed = int(rng) if not isinstance(rng, np.random.Generator) else int(gen.integers(0, 2**31))
     env_ids, policies = tuple(env_ids), tuple(policies)
     for p in policies:
         check_choice(p, "policies", fn, tuple(POLICIES))

@@ -264,7 +264,7 @@ def _no_tools(env: FhirEnv, rng: np.random.Generator) -> None:
         else {
             "status": _pick(rng, ("met", "not_met")),
             "value": round(float(rng.uniform(0, 10)), 2),
-            "unit": ref[1]["args"]["code"] and env.task.criterion["unit"] if env.task else None,
+            "unit": env.task.criterion["unit"] if env.task else None,
             "evidence": [],
         }
     )
