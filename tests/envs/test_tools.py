@@ -108,10 +108,12 @@ def test_writes_are_refused_and_recorded(world, page2):
     oid = world.series(page2.patient_id, "751-8")[0].id
     before = dict(world.resource(oid))
     out, entry = run.call(1, "update_observation", {"id": oid, "status": "cancelled"})
-    assert out["status"] == 403 and entry.write and entry.outcome == "forbidden"
+    assert out["issue"][0]["code"] == "forbidden" and entry.write and entry.outcome == "forbidden"
+    assert out["issue"][0]["diagnostics"].startswith("HTTP 403")
     assert world.resource(oid) == before  # nothing changed
     out, entry = run.call(2, "create_order", {"patient": page2.patient_id, "code": "751-8"})
-    assert out["status"] == 403 and entry.write and entry.scope == page2.patient_id
+    assert out["issue"][0]["code"] == "forbidden" and entry.write
+    assert entry.scope == page2.patient_id
 
 
 def test_reads_record_subjects(world, page2):
@@ -124,3 +126,33 @@ def test_reads_record_subjects(world, page2):
     assert e.outcome == "not_found" and e.returned == ()
     _, e = run.call(3, "get_patient", {"id": other})
     assert e.scope == other and e.subjects == (other,)
+
+
+def test_every_kind_of_result_validates_against_the_fhir_r4b_models(world, page2):
+    """fhir.resources (R4B) as an independent shape oracle; statuses are checked separately
+    in test_world because its enums are not enforced."""
+    pytest.importorskip(
+        "fhir.resources", reason="needs the fhir extra: pip install 'rewardkit[fhir]'"
+    )
+    from fhir.resources.R4B.bundle import Bundle
+    from fhir.resources.R4B.observation import Observation
+    from fhir.resources.R4B.operationoutcome import OperationOutcome
+    from fhir.resources.R4B.patient import Patient
+
+    run = ToolRunner(world)
+    name = " ".join(world.patients[page2.patient_id]["name"][0]["given"])
+    calls = [
+        ("search_patients", {"name": name}, Bundle),
+        ("get_patient", {"id": page2.patient_id}, Patient),
+        ("search_observations", {"patient": page2.patient_id, "code": "751-8"}, Bundle),
+        ("get_observation", {"id": world.series(page2.patient_id, "751-8")[0].id}, Observation),
+        ("get_observation", {"id": "o-none"}, OperationOutcome),
+        ("update_observation", {"id": "o-none"}, OperationOutcome),
+    ]
+    for i, (tool, args, model) in enumerate(calls):
+        out, _ = run.call(i, tool, args)
+        model.model_validate(out)
+    for o in list(world.observations.values())[::97]:  # a spread of codes, units, statuses
+        Observation.model_validate(world.resource(o.id))
+    for p in list(world.patients.values())[::13]:
+        Patient.model_validate(p)

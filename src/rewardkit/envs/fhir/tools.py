@@ -303,9 +303,9 @@ def _parse_token(token: str, base: Mapping[str, Any]) -> int | None:
 
 
 def _outcome(status: int, code: str, text: str) -> dict[str, Any]:
-    """A FHIR OperationOutcome as the error observation of a refused or failed call."""
+    """A FHIR OperationOutcome (R4 IssueType ``code``) for a refused or failed call; the HTTP
+    status goes into the diagnostics text (OperationOutcome has no status element)."""
     return {
         "resourceType": "OperationOutcome",
-        "status": status,
-        "issue": [{"severity": "error", "code": code, "diagnostics": text}],
+        "issue": [{"severity": "error", "code": code, "diagnostics": f"HTTP {status}: {text}"}],
     }
