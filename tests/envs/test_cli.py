@@ -78,3 +78,42 @@ def test_bad_input_exits_2_with_one_line(argv, match, capsys, tmp_path):
     assert main([*argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(match) and err.count("\n") == 1
+
+
+def test_lab_scores_a_users_group(tmp_path):
+    from rewardkit.envs.lab import run_lab
+
+    lab = run_lab()
+    lines = [{"name": f"mine-{n}", "actions": list(t.actions)} for n, t in lab.trajectories.items()]
+    f = tmp_path / "t.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    p = run("lab", "rlvr", "--trajectories", str(f), "--json", "--out", str(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)["result"]
+    assert res["label"] == "environment scored 4 user trajectories, training not-run"
+    for n, t in lab.trajectories.items():  # the same task by default: the same verdicts
+        assert res["trajectories"][f"mine-{n}"]["verdict"] == t.verdict.to_dict()
+    assert res["advantages"]["mine-A"] == lab.advantages["A"]
+
+
+@pytest.mark.parametrize(
+    "lines, match",
+    [
+        (
+            [{"name": "a", "actions": [], "seed": 1}, {"name": "b", "actions": []}],
+            r"t.jsonl, line 2, field 'env_id': every trajectory of a group",
+        ),
+        ([{"name": "a", "actions": []}, {"name": "a", "actions": []}], "appears twice"),
+        ([{"name": "a"}], r"line 1, field 'actions': missing"),
+        ([{"name": "a", "actions": [], "colour": 1}], r"field 'colour': unknown field"),
+        ([], "t.jsonl: no trajectories"),
+    ],
+)
+def test_bad_trajectory_files(tmp_path, lines, match):
+    from rewardkit.envs.lab import load_trajectories
+    from rewardkit.errors import InputError
+
+    f = tmp_path / "t.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(InputError, match=match):
+        load_trajectories(str(f))

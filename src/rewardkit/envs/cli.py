@@ -37,20 +37,29 @@ def lab() -> None:
 
 @lab.command("rlvr")
 @click.option("--seed", type=int, default=0, show_default=True, help="Episode seed.")
+@click.option(
+    "--trajectories",
+    "traj_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Score your own group of trajectories (JSONL, docs/envs.md).",
+)
 @common_options
 @click.pass_context
-def rlvr(ctx: click.Context, seed: int, as_json: bool | None, out: Path | None) -> None:
+def rlvr(
+    ctx: click.Context, seed: int, traj_path: Path | None, as_json: bool | None, out: Path | None
+) -> None:
     """Trajectories A/B/C/D of seed 002 through the hidden verifier and group advantages."""
     from rich.table import Table
 
-    from .lab import run_lab
+    from .lab import load_trajectories, run_lab, score_group
 
     as_json, out = resolve_settings(ctx, as_json, out)
     if seed < 0:
         raise ConfigError(
             f"The '--seed' option of lab rlvr must be a non-negative int. Got {seed}."
         )
-    res = run_lab(seed=seed)
+    res = score_group(load_trajectories(str(traj_path))) if traj_path else run_lab(seed=seed)
     hashes = write_artefacts(out, {"lab_rlvr.json": res.to_dict()})
     if as_json:
         click.echo(
@@ -84,8 +93,8 @@ def rlvr(ctx: click.Context, seed: int, as_json: bool | None, out: Path | None) 
             t.add_row(
                 n,
                 tr.description,
-                f"{v.total:.3f}",
-                f"{v.soft_total:.3f}",
+                "-" if v.total is None else f"{v.total:.3f}",
+                "-" if v.soft_total is None else f"{v.soft_total:.3f}",
                 ", ".join(v.gate_failures) or "-",
                 f"{v.components['task']:.2f}",
                 f"{v.components['cost']:.2f}",

@@ -19,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._io import read_jsonl, require_field
 from .._json import JsonMixin
+from ..errors import InputError
 from ..advantages import group_advantages
 from ..demo import Check
 from .core import Verdict
@@ -27,7 +29,14 @@ from .fhir.env import FhirEnv
 from .fhir.heldout import HeldoutJudgment
 from .registry import make
 
-__all__ = ["LabResult", "LabTrajectory", "lab_actions", "run_lab"]
+__all__ = [
+    "LabResult",
+    "LabTrajectory",
+    "lab_actions",
+    "load_trajectories",
+    "run_lab",
+    "score_group",
+]
 
 LAB_ENV = "fhir/anc-threshold-v1"
 
@@ -181,4 +190,91 @@ def run_lab(*, seed: int = 0) -> LabResult:
         adv,
         checks,
         f"environment {'PASS' if ok else 'FAIL'}, training not-run",
+    )
+
+
+def _parse_line(obj: dict[str, Any], path: str, line: int) -> dict[str, Any]:
+    def f(name: str, kinds: Any, accepted: str, optional: bool = False) -> Any:
+        return require_field(obj, name, kinds, path, line, accepted=accepted, optional=optional)
+
+    extra = sorted(set(obj) - {"name", "description", "actions", "env_id", "seed", "options"})
+    if extra:
+        raise InputError(
+            f"unknown field; accepted: name, description, actions, env_id, seed, options",
+            path=path,
+            line=line,
+            field=extra[0],
+        )
+    seed = f("seed", int, "a non-negative int", True)
+    if seed is not None and seed < 0:
+        raise InputError(
+            f"expected a non-negative int; got {seed}", path=path, line=line, field="seed"
+        )
+    return {
+        "name": f("name", str, "a string"),
+        "description": f("description", str, "a string", True) or "",
+        "actions": f("actions", list, "a list of actions (JSON objects or strings)"),
+        "task": (
+            f("env_id", str, "an environment id", True),
+            seed,
+            f("options", dict, "an object", True),
+        ),
+        "line": line,
+    }
+
+
+def load_trajectories(path: str) -> list[dict[str, Any]]:
+    """User trajectories (JSONL: name, actions, optional description / env_id / seed /
+    options), all on one task, so that their group advantages mean something."""
+    rows: list[dict[str, Any]] = read_jsonl(path, _parse_line)  # type: ignore[assignment]
+    if not rows:
+        raise InputError("no trajectories", path=path)
+    first = rows[0]["task"]
+    for r in rows[1:]:
+        if r["task"] != first:
+            raise InputError(
+                "every trajectory of a group must name the same env_id, seed "
+                "and options as line " + str(rows[0]["line"]),
+                path=path,
+                line=r["line"],
+                field="env_id",
+            )
+    names = [r["name"] for r in rows]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise InputError(f"trajectory name {dup!r} appears twice", path=path, field="name")
+    return rows
+
+
+def score_group(rows: list[dict[str, Any]]) -> LabResult:
+    """Score user trajectories on one task: verdicts, held-out judgments, group advantages.
+    Defaults: the lab's task (``fhir/anc-threshold-v1``, seed 0, the lab's options)."""
+    env_id, seed, options = rows[0]["task"]
+    env = make(env_id or LAB_ENV)
+    seed = 0 if seed is None else seed
+    if options is None:
+        probe = make(LAB_ENV)
+        probe.reset(seed=seed)
+        options = _lab_options(probe) if (env_id or LAB_ENV) == LAB_ENV else {}
+    trajectories: dict[str, LabTrajectory] = {}
+    for r in rows:
+        env.reset(seed=seed, options=options)
+        for a in r["actions"]:
+            if env.step(a)[2]:
+                break
+        trajectories[r["name"]] = LabTrajectory(
+            r["name"], r["description"], tuple(r["actions"]), env.finalize(), env.heldout()
+        )
+    names = list(trajectories)
+    totals = [trajectories[n].verdict.total for n in names]
+    adv = dict(zip(names, group_advantages(totals, len(names)).tolist()))
+    return LabResult(
+        env.env_id,
+        seed,
+        dict(env._options),
+        env.lineage,
+        trajectories,
+        adv,
+        (),
+        f"environment scored {len(names)} user trajectories, training not-run",
     )
