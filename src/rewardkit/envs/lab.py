@@ -21,9 +21,9 @@ from typing import Any
 
 from .._io import read_jsonl, require_field
 from .._json import JsonMixin
-from ..errors import InputError
 from ..advantages import group_advantages
 from ..demo import Check
+from ..errors import InputError
 from .core import Verdict
 from .fhir.env import FhirEnv
 from .fhir.heldout import HeldoutJudgment
@@ -200,7 +200,7 @@ def _parse_line(obj: dict[str, Any], path: str, line: int) -> dict[str, Any]:
     extra = sorted(set(obj) - {"name", "description", "actions", "env_id", "seed", "options"})
     if extra:
         raise InputError(
-            f"unknown field; accepted: name, description, actions, env_id, seed, options",
+            "unknown field; accepted: name, description, actions, env_id, seed, options",
             path=path,
             line=line,
             field=extra[0],
