@@ -226,7 +226,7 @@ def _parse_line(obj: dict[str, Any], path: str, line: int) -> dict[str, Any]:
 def load_trajectories(path: str) -> list[dict[str, Any]]:
     """User trajectories (JSONL: name, actions, optional description / env_id / seed /
     options), all on one task, so that their group advantages mean something."""
-    rows: list[dict[str, Any]] = read_jsonl(path, _parse_line)  # type: ignore[assignment]
+    rows: list[dict[str, Any]] = read_jsonl(path, _parse_line)
     if not rows:
         raise InputError("no trajectories", path=path)
     first = rows[0]["task"]
