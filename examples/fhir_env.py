@@ -1,6 +1,6 @@
 """A verifiable FHIR tool environment: play the concise path, then a cheat, then fuzz.
 
-    python examples/fhir_env.py
+python examples/fhir_env.py
 """
 
 from rewardkit.envs import check_env, make
