@@ -76,3 +76,11 @@ def test_plot_is_a_png(result, tmp_path):
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         sweep(**kwargs)
+
+
+def test_no_single_weight_makes_always_unknown_preferred(result):
+    """The abstention component penalises unknown-with-complete-evidence, so no non-negative
+    weighting in the grid tips the policy into always answering unknown."""
+    chosen = {b for row in result.preferred.values() for b in row}
+    assert "always_unknown" not in chosen and "look_then_unknown" not in chosen
+    assert result.mean_components["always_unknown"]["abstention"] < 0
