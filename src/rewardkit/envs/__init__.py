@@ -12,7 +12,7 @@ Usage::
 
 Modules: ``core`` (Env, Verdict, snapshots), ``actions`` (strict action parser),
 ``registry`` (versioned ids), ``checker`` (check_env), ``fhir`` (the synthetic FHIR world),
-``lab`` (``rewardkit lab rlvr``), ``library`` / ``fuzz`` / ``policies`` (``rewardkit
+``lab`` (``rewardkit lab rlvr``), ``library`` / ``cases`` / ``fuzz`` / ``policies`` (``rewardkit
 redteam``), ``sweep`` (``rewardkit sweep``).
 """
 
