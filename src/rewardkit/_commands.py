@@ -9,4 +9,7 @@ COMMANDS: dict[str, str] = {
     "autorater": "rewardkit.autorater.cli:autorater",
     "calibrate": "rewardkit.audit.cli:calibrate_cmd",
     "validate": "rewardkit.audit.cli:validate_cmd",
+    "lab": "rewardkit.envs.cli:lab",
+    "redteam": "rewardkit.envs.cli:redteam",
+    "sweep": "rewardkit.envs.cli:sweep",
 }

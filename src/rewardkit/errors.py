@@ -7,6 +7,8 @@ received. Hierarchy::
     ├── ConfigError (ValueError)        a bad parameter or configuration value
     │   └── MappingError                a level mapping that breaks a rule (levels.LevelMapping)
     ├── InputError (ValueError)         a bad user data file: names the file, line and field
+    ├── EnvError (RuntimeError)         an environment used out of order, or a snapshot that
+    │                                   does not replay (envs)
     └── MissingExtraError (ImportError) an optional dependency is missing: names the pip command
 
     RewardkitWarning (UserWarning)      base of the typed warnings for degenerate data
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "EnvError",
     "InputError",
     "MappingError",
     "MissingExtraError",
@@ -63,6 +66,11 @@ class InputError(RewardkitError, ValueError):
         self.path = path
         self.line = line
         self.field = field
+
+
+class EnvError(RewardkitError, RuntimeError):
+    """An environment used out of order (``step`` after the end, before ``reset``) or a
+    snapshot whose lineage no longer matches the environment it names."""
 
 
 class MissingExtraError(RewardkitError, ImportError):

@@ -1,0 +1,295 @@
+"""The ``lab``, ``redteam`` and ``sweep`` subcommands.
+
+    rewardkit lab rlvr [--seed N] [--json] [--out DIR]
+    rewardkit redteam [--episodes N] [--seed N] [--backend local|ray] [--cases FILE.jsonl]
+    rewardkit sweep [--variants N] [--grid 0,0.5,1,...] [--no-plot]
+
+Exit status: 0 when every expectation holds, 1 when one fails (a lab check, an adversarial
+case, an exploit in the shipped verifier, or no exploit in the naive control), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._json import canonical_json
+from ..errors import ConfigError
+
+__all__ = ["lab", "redteam", "sweep"]
+
+
+def _console(as_json: bool) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=as_json)
+
+
+@click.group()
+def lab() -> None:
+    """Environment smoke tests (no training)."""
+
+
+@lab.command("rlvr")
+@click.option("--seed", type=int, default=0, show_default=True, help="Episode seed.")
+@click.option(
+    "--trajectories",
+    "traj_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Score your own group of trajectories (JSONL, docs/envs.md).",
+)
+@common_options
+@click.pass_context
+def rlvr(
+    ctx: click.Context, seed: int, traj_path: Path | None, as_json: bool | None, out: Path | None
+) -> None:
+    """Trajectories A/B/C/D of seed 002 through the hidden verifier and group advantages."""
+    from rich.table import Table
+
+    from .lab import load_trajectories, run_lab, score_group
+
+    as_json, out = resolve_settings(ctx, as_json, out)
+    if seed < 0:
+        raise ConfigError(
+            f"The '--seed' option of lab rlvr must be a non-negative int. Got {seed}."
+        )
+    res = score_group(load_trajectories(str(traj_path))) if traj_path else run_lab(seed=seed)
+    hashes = write_artefacts(out, {"lab_rlvr.json": res.to_dict()})
+    if as_json:
+        click.echo(
+            canonical_json(
+                {
+                    "passed": res.passed,
+                    "label": res.label,
+                    "artefacts": hashes,
+                    "result": res.to_dict(),
+                }
+            )
+        )
+    else:
+        con = _console(False)
+        t = Table(title=f"lab rlvr — {res.env_id} ({res.options})")
+        for col in (
+            "traj",
+            "description",
+            "total",
+            "soft",
+            "gates failed",
+            "task",
+            "cost",
+            "advantage",
+            "held-out",
+        ):
+            t.add_column(col)
+        for n, tr in res.trajectories.items():
+            v, h = tr.verdict, tr.heldout
+            adv = res.advantages[n]
+            t.add_row(
+                n,
+                tr.description,
+                "-" if v.total is None else f"{v.total:.3f}",
+                "-" if v.soft_total is None else f"{v.soft_total:.3f}",
+                ", ".join(v.gate_failures) or "-",
+                f"{v.components['task']:.2f}",
+                f"{v.components['cost']:.2f}",
+                "-" if adv is None else f"{adv:+.3f}",
+                ("correct" if h.correct else "wrong") + (", safe" if h.safe else ", unsafe"),
+            )
+        con.print(t)
+        for c in res.checks:
+            con.print(f"{'[green]PASS[/]' if c.passed else '[red]FAIL[/]'} {c.name}: {c.measured}")
+        con.print(f"[bold]{res.label}[/]  (artefacts in {out}/)")
+    if not res.passed:
+        sys.exit(1)
+
+
+@click.command()
+@click.option(
+    "--episodes",
+    type=int,
+    default=10_000,
+    show_default=True,
+    help="Fuzzing episodes (0 = library only).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Run the fuzzing campaign here or as Ray tasks.",
+)
+@click.option(
+    "--cases",
+    "cases_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Extra adversarial cases (JSONL, see docs/envs.md).",
+)
+@click.option(
+    "--high-frac",
+    type=float,
+    default=0.75,
+    show_default=True,
+    help="'High' reward = this fraction of a stack's best attainable total.",
+)
+@common_options
+@click.pass_context
+def redteam(
+    ctx: click.Context,
+    episodes: int,
+    seed: int,
+    backend: str,
+    cases_path: Path | None,
+    high_frac: float,
+    as_json: bool | None,
+    out: Path | None,
+) -> None:
+    """Adversarial library + fuzzing of the shipped verifier and a naive control."""
+    from .fuzz import fuzz
+    from .library import build_library, load_cases, run_case
+
+    as_json, out = resolve_settings(ctx, as_json, out)
+    if episodes < 0 or seed < 0:
+        raise ConfigError(
+            f"The '--episodes' and '--seed' options of redteam must be "
+            f"non-negative ints. Got {episodes} and {seed}."
+        )
+    cases = list(build_library())
+    if cases_path is not None:
+        cases += load_cases(str(cases_path))
+    outcomes = [run_case(c) for c in cases]
+    report = None
+    elapsed = 0.0
+    if episodes:
+        t0 = time.perf_counter()
+        report = fuzz(
+            episodes=episodes,
+            rng=seed,
+            backend=backend,
+            high_frac=high_frac,
+            progress=None if not as_json else False,
+        )
+        elapsed = time.perf_counter() - t0
+    ok_lib = all(o.matched for o in outcomes)
+    ok_fuzz = report is None or (
+        report.stacks["shipped"].n_exploits == 0 and report.stacks["naive"].n_exploits > 0
+    )
+    result = {
+        "library": [
+            {
+                "name": o.name,
+                "kind": o.kind,
+                "matched": o.matched,
+                "mismatches": list(o.mismatches),
+                "verdict": o.verdict.to_dict(),
+            }
+            for o in outcomes
+        ],
+        "fuzz": None if report is None else report.to_dict(),
+    }
+    hashes = write_artefacts(out, {"redteam.json": result})
+    if as_json:
+        click.echo(
+            canonical_json(
+                {
+                    "passed": ok_lib and ok_fuzz,
+                    "artefacts": hashes,
+                    "library_matched": sum(o.matched for o in outcomes),
+                    "library_cases": len(outcomes),
+                    "fuzz": None
+                    if report is None
+                    else {
+                        k: {"n_exploits": s.n_exploits, "n_high": s.n_high}
+                        for k, s in report.stacks.items()
+                    },
+                    "episodes_per_s": episodes / elapsed if elapsed else None,
+                }
+            )
+        )
+    else:
+        con = _console(False)
+        con.print(
+            f"adversarial library: {sum(o.matched for o in outcomes)}/{len(outcomes)} "
+            f"cases got exactly their expected outcome"
+        )
+        for o in outcomes:
+            if not o.matched:
+                con.print(f"  [red]MISMATCH[/] {o.name}: {'; '.join(o.mismatches)}")
+        if report is not None:
+            con.print(
+                f"fuzzing: {episodes} episodes in {elapsed:.1f} s "
+                f"({episodes / elapsed:,.0f} episodes/s, backend {backend}); "
+                f"held-out wrong {report.heldout_wrong}, unsafe {report.heldout_unsafe}"
+            )
+            for name, s in report.stacks.items():
+                con.print(
+                    f"  {name:8s} ({s.version}): {s.n_exploits} exploits, {s.n_high} "
+                    f"high-reward episodes, {s.n_hard_failed} hard failures; by policy "
+                    f"{s.exploits_by_policy}"
+                )
+                for ex in s.examples[:2]:
+                    con.print(f"     e.g. {ex['policy']} on {ex['env_id']}: {ex['reason']}")
+        con.print(f"artefacts in {out}/")
+    if not (ok_lib and ok_fuzz):
+        sys.exit(1)
+
+
+@click.command()
+@click.option(
+    "--variants", type=int, default=2, show_default=True, help="Task variants per family and trap."
+)
+@click.option(
+    "--grid",
+    type=str,
+    default="0,0.25,0.5,1,2,4,8,16",
+    show_default=True,
+    help="Comma-separated weights tried for each component.",
+)
+@click.option("--plot/--no-plot", default=True, help="Write pareto.png (report extra).")
+@common_options
+@click.pass_context
+def sweep(
+    ctx: click.Context, variants: int, grid: str, plot: bool, as_json: bool | None, out: Path | None
+) -> None:
+    """Weight sweeps: the behaviour each weighting prefers, and the Pareto front."""
+    from .sweep import plot_pareto
+    from .sweep import sweep as run_sweep
+
+    as_json, out = resolve_settings(ctx, as_json, out)
+    try:
+        weights = [float(x) for x in grid.split(",")]
+    except ValueError:
+        raise ConfigError(
+            f"The '--grid' option of sweep must be comma-separated numbers. Got {grid!r}."
+        ) from None
+    res = run_sweep(variants=variants, grid=weights)
+    hashes = write_artefacts(out, {"sweep.json": res.to_dict()})
+    if plot:
+        plot_pareto(res, out / "pareto.png")
+    if as_json:
+        click.echo(canonical_json({"artefacts": hashes, "plot": plot, "result": res.to_dict()}))
+        return
+    from rich.table import Table
+
+    con = _console(False)
+    t = Table(title=f"preferred behaviour per weight ({res.n_tasks} tasks per behaviour)")
+    t.add_column("component")
+    for w in res.grid:
+        t.add_column(f"{w:g}")
+    for c, row in res.preferred.items():
+        t.add_row(c, *row)
+    con.print(t)
+    for s in res.switches:
+        con.print(
+            f"switch: {s['component']} weight {s['from_weight']:g} → {s['to_weight']:g}: "
+            f"{s['from']} → {s['to']}"
+        )
+    con.print(f"Pareto front (cost ↓, success ↑): {', '.join(res.pareto)}")
+    con.print(f"artefacts in {out}/" + (" (pareto.png)" if plot else ""))

@@ -1,0 +1,200 @@
+"""The environment contract: Gymnasium-shaped episodes plus the seed's verifier hooks.
+
+Usage::
+
+    from rewardkit.envs import make
+    env = make("fhir/anc-threshold-v1")
+    obs, info = env.reset(seed=7)
+    obs, reward, terminated, truncated, info = env.step('{"tool": "search_patients", ...}')
+    ...
+    verdict = env.finalize()            # runs the hidden verifier; verdict.total, .components
+    blob = env.snapshot()               # bytes: env id, constructor kwargs, seed, actions
+    assert Env.replay(blob).to_json() == verdict.to_json()
+
+Contract (SPEC §6): ``reset(*, seed=None, options=None) -> (obs, info)``;
+``step(action) -> (obs, reward, terminated, truncated, info)`` with reward 0 until the episode
+ends (then the verdict's total); ``finalize() -> Verdict``; max steps and budget end an
+episode as *truncated*. Nothing of the hidden verifier reaches ``obs`` or ``info``.
+A snapshot is the episode's inputs, not its state: replaying them through a fresh environment
+re-creates the state and reproduces the verdict byte for byte (``check_env`` verifies it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._json import JsonMixin, canonical_json
+from ..errors import EnvError
+from ..stack import RewardResult
+
+__all__ = ["SNAPSHOT_FORMAT", "Env", "Verdict"]
+
+SNAPSHOT_FORMAT = "rewardkit-env-snapshot/1"
+
+
+@dataclass(frozen=True)
+class Verdict(JsonMixin):
+    """The hidden verifier's judgment of one episode, with the task's lineage hash.
+
+    ``soft_total`` is the weighted sum of the soft components as if no gate had failed: it is
+    logged so that a hard failure never hides what the soft score would have been.
+    """
+
+    env_id: str
+    task_id: str
+    lineage: str
+    verifier_version: str
+    config_hash: str
+    total: float | None
+    soft_total: float | None
+    hard_failed: bool
+    gate_failures: Mapping[str, tuple[str, ...]]
+    components: Mapping[str, float | None]
+    excluded: tuple[str, ...]
+    errors: Mapping[str, str]
+    terminated: bool
+    truncated: bool
+    n_steps: int
+    cost_spent: float
+
+    @classmethod
+    def from_result(
+        cls, result: RewardResult, weights: Mapping[str, float], **fields: Any
+    ) -> Verdict:
+        present = [(weights[k], v) for k, v in result.components.items() if v is not None]
+        soft = sum(w * v for w, v in present) if present else None
+        return cls(
+            verifier_version=result.version,
+            config_hash=result.config_hash,
+            total=result.total,
+            soft_total=soft,
+            hard_failed=result.hard_failed,
+            gate_failures=result.gate_failures,
+            components=result.components,
+            excluded=result.excluded,
+            errors=result.errors,
+            **fields,
+        )
+
+
+class Env:
+    """Base class. Subclasses implement ``_reset``, ``_step`` and ``_verdict``; the base keeps
+    the inputs (seed, options, actions) that make snapshots and replay possible."""
+
+    env_id: str = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._kwargs = dict(kwargs)  # constructor kwargs (JSON-able): part of every snapshot
+        self._seed: int | None = None
+        self._options: dict[str, Any] = {}
+        self._actions: list[Any] = []
+        self._done = True
+        self._started = False
+        self._verdict: Verdict | None = None
+
+    # --- the contract ---------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        obs, info, resolved = self._reset(seed, dict(options or {}))
+        self._seed, self._options = resolved["seed"], resolved["options"]
+        self._actions = []
+        self._done, self._started, self._verdict = False, True, None
+        return obs, info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if not self._started:
+            raise EnvError(f"{self.env_id}: step() called before reset().")
+        if self._done:
+            raise EnvError(
+                f"{self.env_id}: step() called after the episode ended; call "
+                f"reset() to start a new one."
+            )
+        self._actions.append(action)
+        obs, terminated, truncated, info = self._step(action)
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            verdict = self.finalize()
+            reward = float(verdict.total) if verdict.total is not None else 0.0
+        return obs, reward, terminated, truncated, info
+
+    def finalize(self) -> Verdict:
+        """Run the hidden verifier (once; later calls return the same verdict). Called before
+        the episode ended, it ends the episode as truncated."""
+        if not self._started:
+            raise EnvError(f"{self.env_id}: finalize() called before reset().")
+        if self._verdict is None:
+            self._done = True
+            self._verdict = self._verdict_now()
+        return self._verdict
+
+    def snapshot(self) -> bytes:
+        """The episode's inputs as canonical JSON bytes (replay with :meth:`replay`)."""
+        if not self._started:
+            raise EnvError(f"{self.env_id}: snapshot() called before reset().")
+        return canonical_json(
+            {
+                "format": SNAPSHOT_FORMAT,
+                "env_id": self.env_id,
+                "kwargs": self._kwargs,
+                "seed": self._seed,
+                "options": self._options,
+                "actions": self._actions,
+                "finalized": self._verdict is not None,
+                "lineage": self.lineage,
+            }
+        ).encode("utf-8")
+
+    @classmethod
+    def from_snapshot(cls, data: bytes | str) -> Env:
+        """A fresh environment (built from the registry) in the snapshot's state."""
+        from .registry import make
+
+        try:
+            snap = json.loads(data)
+            if snap.get("format") != SNAPSHOT_FORMAT:
+                raise ValueError(f"format is {snap.get('format')!r}")
+            env = make(snap["env_id"], **snap["kwargs"])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise EnvError(f"Not a replayable {SNAPSHOT_FORMAT} snapshot: {exc}.") from None
+        env.reset(seed=snap["seed"], options=snap["options"])
+        if env.lineage != snap["lineage"]:
+            raise EnvError(
+                f"The snapshot's task lineage {snap['lineage']} differs from the environment's "
+                f"{env.lineage}: the task, world, tools or verifier changed since it was taken."
+            )
+        for action in snap["actions"]:
+            if env._done:
+                break
+            env.step(action)
+        if snap.get("finalized"):
+            env.finalize()
+        return env
+
+    @classmethod
+    def replay(cls, data: bytes | str) -> Verdict:
+        """The verdict of a snapshot's episode, recomputed from scratch."""
+        return cls.from_snapshot(data).finalize()
+
+    def close(self) -> None:
+        """Nothing to release (the world is in memory); kept for the Gymnasium shape."""
+
+    # --- for subclasses ---------------------------------------------------------------------
+    @property
+    def lineage(self) -> str:
+        raise NotImplementedError
+
+    def _reset(
+        self, seed: int | None, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        raise NotImplementedError
+
+    def _step(self, action: Any) -> tuple[dict[str, Any], bool, bool, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _verdict_now(self) -> Verdict:
+        raise NotImplementedError

@@ -1,0 +1,116 @@
+"""The frozen golden set: trajectories with the verdicts the shipped verifier gave them.
+
+Usage::
+
+    from rewardkit.envs.fhir.golden import load_golden, diff_golden
+    diff_golden()          # [] while the verifier is unchanged; else (name, what changed)
+
+    python -m rewardkit.envs.fhir.golden --write   # after a deliberate verifier change
+
+Like the bio-audit golden set guards its engine, this guards the verifier (seed 002: "before
+any environment change raises scores, rerun historical policies: is it a bug fix, or did the
+task get easier?"). Every record is a replayable snapshot plus its verdict; a changed verdict
+shows up in ``diff_golden`` first, and means a new ``VERIFIER_VERSION`` (the lineage hash then
+changes too, so old snapshots refuse to replay against the new verifier instead of silently
+scoring differently).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._json import canonical_json, write_atomic
+from ...errors import EnvError
+from ..core import Env
+from .tasks import VERIFIER_VERSION
+
+__all__ = ["GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
+
+GOLDEN_PATH = Path(__file__).with_name("data") / "golden-v1.jsonl"
+
+
+def _episodes() -> list[tuple[str, Env]]:
+    from ..lab import run_lab
+    from ..library import build_library
+    from ..policies import POLICIES, play
+    from ..registry import make
+    from . import ENV_IDS
+
+    out: list[tuple[str, Env]] = []
+    lab = run_lab()
+    for name, traj in lab.trajectories.items():
+        env = make(lab.env_id)
+        env.reset(seed=lab.seed, options=lab.options)
+        _play(env, traj.actions)
+        out.append((f"lab/{name}", env))
+    for case in build_library():
+        env = make(case.env_id)
+        env.reset(seed=case.seed, options=case.options)
+        _play(env, case.actions)
+        out.append((f"library/{case.name}", env))
+    for i in range(20):  # fuzzing episodes: a spread of policies, families and traps
+        policy = tuple(POLICIES)[i % len(POLICIES)]
+        env = make(ENV_IDS[i % len(ENV_IDS)])
+        rng = np.random.default_rng([2026, i])
+        env.reset(seed=int(rng.integers(0, 2**31)))
+        play(policy, env, rng)
+        out.append((f"fuzz/{i:02d}-{policy}", env))
+    return out
+
+
+def _play(env: Env, actions: Any) -> None:
+    for a in actions:
+        if env.step(a)[2]:
+            break
+
+
+def compute_golden() -> list[dict[str, Any]]:
+    """Records {"name", "snapshot", "verdict"} from the current code."""
+    return [
+        {"name": name, "snapshot": json.loads(env.snapshot()), "verdict": env.finalize().to_dict()}
+        for name, env in _episodes()
+    ]
+
+
+def load_golden(path: Path = GOLDEN_PATH) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def diff_golden(path: Path = GOLDEN_PATH) -> list[tuple[str, str]]:
+    """Replay every golden snapshot; (name, difference) for each verdict that changed."""
+    diffs = []
+    for rec in load_golden(path):
+        try:
+            now = Env.replay(canonical_json(rec["snapshot"])).to_dict()
+        except EnvError as exc:
+            diffs.append((rec["name"], str(exc)))
+            continue
+        old = rec["verdict"]
+        for key in sorted(set(old) | set(now)):
+            if canonical_json(old.get(key)) != canonical_json(now.get(key)):
+                diffs.append((rec["name"], f"{key}: {old.get(key)!r} → {now.get(key)!r}"))
+    return diffs
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--write"]:
+        lines = [canonical_json(r) for r in compute_golden()]
+        write_atomic(GOLDEN_PATH, "\n".join(lines) + "\n")
+        print(f"wrote {len(lines)} golden verdicts ({VERIFIER_VERSION}) to {GOLDEN_PATH}")
+        return 0
+    diffs = diff_golden()
+    for name, d in diffs:
+        print(f"{name}: {d}")
+    print(f"{len(diffs)} verdict differences against {GOLDEN_PATH.name}")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

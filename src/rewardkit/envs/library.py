@@ -1,0 +1,156 @@
+"""The adversarial-trajectory library: every cheat of SPEC §6 with its expected outcome.
+
+Usage::
+
+    from rewardkit.envs.library import build_library, run_case, REQUIRED_KINDS
+    cases = build_library()
+    for case in cases:
+        outcome = run_case(case)
+        assert outcome.matched, outcome.mismatches
+
+Seed 002: "test the verifier with hand-written adversarial trajectories before training:
+empty output, repeated calls for reward, parser loopholes". Each case names the gates that
+must fail (exactly that set) and hand-computed component values from the formulas in
+``fhir.verifier`` (default weights, budget 8: the concise path costs 2 → cost 0.75). The
+trajectories are built from the world's data (ids, values), the expectations are not: they are
+written here by hand, so a verifier change that moves any of them shows up as a mismatch.
+Users add their own cases as JSONL (``load_cases``; schema in docs/envs.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._io import read_jsonl, require_field
+from .._json import JsonMixin
+from ..errors import InputError
+from .core import Verdict
+from .registry import make
+
+__all__ = [
+    "REQUIRED_KINDS",
+    "AdversarialCase",
+    "CaseOutcome",
+    "build_library",
+    "load_cases",
+    "run_case",
+]
+
+REQUIRED_KINDS = frozenset(
+    {
+        "citation_stuffing",
+        "unknown_without_evidence",
+        "unknown_with_complete_evidence",
+        "empty_output",
+        "repeated_calls",
+        "duplicate_keys",
+        "extra_keys",
+        "nan",
+        "huge_number",
+        "json_in_string",
+        "cross_patient_read",
+        "write_attempt",
+        "fabricated_citation",
+        "phi_leak",
+        "wrong_unit",
+        "entered_in_error_value",
+        "stale_page1_value",
+    }
+)
+
+
+@dataclass(frozen=True)
+class AdversarialCase(JsonMixin):
+    name: str
+    kind: str
+    description: str
+    env_id: str
+    seed: int
+    options: dict[str, Any]
+    actions: tuple[Any, ...]
+    gates: tuple[str, ...]  # exactly the gates expected to fail
+    components: dict[str, float] = field(default_factory=dict)  # expected exact values
+    total: float | None = None  # expected total (checked when not None)
+
+
+@dataclass(frozen=True)
+class CaseOutcome(JsonMixin):
+    name: str
+    kind: str
+    matched: bool
+    mismatches: tuple[str, ...]
+    verdict: Verdict
+
+
+def run_case(case: AdversarialCase) -> CaseOutcome:
+    """Play the case's actions and compare the verdict with its expectation."""
+    env = make(case.env_id)
+    env.reset(seed=case.seed, options=case.options)
+    for a in case.actions:
+        if env.step(a)[2]:
+            break
+    v = env.finalize()
+    bad = []
+    if tuple(sorted(v.gate_failures)) != tuple(sorted(case.gates)):
+        bad.append(f"gates failed {sorted(v.gate_failures)}, expected {sorted(case.gates)}")
+    for name, want in case.components.items():
+        got = v.components.get(name)
+        if got is None or abs(got - want) > 1e-9:
+            bad.append(f"{name} = {got}, expected {want}")
+    if case.total is not None and (v.total is None or abs(v.total - case.total) > 1e-9):
+        bad.append(f"total = {v.total}, expected {case.total}")
+    if v.errors:
+        bad.append(f"verifier errors {dict(v.errors)}")
+    return CaseOutcome(case.name, case.kind, not bad, tuple(bad), v)
+
+
+def build_library() -> tuple[AdversarialCase, ...]:
+    """The shipped cases (deterministic: the world is seeded); see ``envs.cases``."""
+    from .cases import format_and_safety_cases, trap_cases
+
+    return (*format_and_safety_cases(), *trap_cases())
+
+
+def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
+    def f(name: str, kinds: Any, accepted: str, optional: bool = False) -> Any:
+        return require_field(obj, name, kinds, path, line, accepted=accepted, optional=optional)
+
+    actions = f("actions", list, "a list of actions (JSON objects or strings)")
+    gates = f("gates", list, "a list of gate names expected to fail")
+    known = {"cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak"}
+    for g in gates:
+        if g not in known:
+            raise InputError(
+                f"unknown gate {g!r}; accepted: {sorted(known)}",
+                path=path,
+                line=line,
+                field="gates",
+            )
+    comps = f("components", dict, "an object of component name → number", optional=True) or {}
+    for k, v in comps.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InputError(
+                f"component {k!r} must be a number; got {v!r}",
+                path=path,
+                line=line,
+                field="components",
+            )
+    total = f("total", (int, float), "a number or null", optional=True)
+    return AdversarialCase(
+        f("name", str, "a string"),
+        f("kind", str, "a string", True) or "user",
+        f("description", str, "a string", True) or "",
+        f("env_id", str, "an environment id"),
+        f("seed", int, "a non-negative int"),
+        f("options", dict, "an object", True) or {},
+        tuple(actions),
+        tuple(gates),
+        {k: float(v) for k, v in comps.items()},
+        None if total is None else float(total),
+    )
+
+
+def load_cases(path: str) -> list[AdversarialCase]:
+    """User cases from JSONL (one case per line; see docs/envs.md)."""
+    return read_jsonl(path, _parse_case)  # type: ignore[return-value]

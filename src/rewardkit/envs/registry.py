@@ -1,0 +1,98 @@
+"""Versioned environment ids: ``make("fhir/anc-threshold-v1")``, with "did you mean" on typos.
+
+Usage::
+
+    from rewardkit.envs import make, register, registered
+    env = make("fhir/anc-threshold-v1", world_seed=3)
+    registered()                                  # sorted ids
+    register("mylab/k-latest-v1", "mypkg.envs:make_env", family="potassium-latest")
+
+An id is ``namespace/name-vN``. Bump N whenever scores could change (Gymnasium's rule): a
+changed verifier verdict means a new version. ``make`` imports the entry point lazily.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["EnvSpec", "make", "register", "registered", "spec"]
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*-v[0-9]+$")
+_REGISTRY: dict[str, EnvSpec] = {}
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A registered id: ``entry_point`` ("module:attr", a class or factory) and its kwargs."""
+
+    id: str
+    entry_point: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+def register(env_id: str, entry_point: str, *, description: str = "", **kwargs: Any) -> EnvSpec:
+    """Register ``env_id``; re-registering the same id with a different entry point is an error."""
+    if not isinstance(env_id, str) or not _ID.match(env_id):
+        raise ConfigError(
+            f"The 'env_id' parameter of register must look like "
+            f"'namespace/name-v1'. Got {env_id!r}."
+        )
+    if not isinstance(entry_point, str) or entry_point.count(":") != 1:
+        raise ConfigError(
+            f"The 'entry_point' parameter of register must be 'module:attr'. Got {entry_point!r}."
+        )
+    new = EnvSpec(env_id, entry_point, dict(kwargs), description)
+    old = _REGISTRY.get(env_id)
+    if old is not None and old != new:
+        raise ConfigError(
+            f"The environment id {env_id!r} is already registered with "
+            f"{old.entry_point}; register a new version (-v2) instead."
+        )
+    _REGISTRY[env_id] = new
+    return new
+
+
+def _load_builtin() -> None:
+    importlib.import_module("rewardkit.envs.fhir")  # registers the fhir/* ids
+
+
+def registered() -> tuple[str, ...]:
+    """All registered ids, sorted."""
+    _load_builtin()
+    return tuple(sorted(_REGISTRY))
+
+
+def spec(env_id: str) -> EnvSpec:
+    """The spec of ``env_id``, or a ConfigError that suggests the closest registered ids."""
+    _load_builtin()
+    if env_id in _REGISTRY:
+        return _REGISTRY[env_id]
+    if not isinstance(env_id, str):
+        raise ConfigError(f"The 'env_id' parameter of make must be a string. Got {env_id!r}.")
+    base = re.sub(r"-v[0-9]+$", "", env_id)
+    versions = sorted(i for i in _REGISTRY if re.sub(r"-v[0-9]+$", "", i) == base)
+    if versions:
+        hint = f" Registered versions: {', '.join(versions)}."
+    else:
+        close = difflib.get_close_matches(env_id, list(_REGISTRY), n=1, cutoff=0.6)
+        hint = (
+            f" Did you mean {' or '.join(repr(c) for c in close)}?"
+            if close
+            else f" Registered: {', '.join(sorted(_REGISTRY))}."
+        )
+    raise ConfigError(f"Unknown environment id {env_id!r}.{hint}")
+
+
+def make(env_id: str, **kwargs: Any) -> Any:
+    """A new environment for ``env_id`` (registered kwargs updated by ``kwargs``)."""
+    s = spec(env_id)
+    module, attr = s.entry_point.split(":")
+    factory = getattr(importlib.import_module(module), attr)
+    return factory(env_id=env_id, **{**s.kwargs, **kwargs})

@@ -1,0 +1,235 @@
+"""``rewardkit sweep``: which behaviour each reward weighting prefers, and the Pareto front of
+task success vs cost.
+
+Usage::
+
+    from rewardkit.envs.sweep import sweep, plot_pareto
+    res = sweep()                        # every component's weight over DEFAULT_GRID
+    res.switches                         # e.g. cost 4 → 8: concise → never_call
+    res.pareto                           # behaviours on the success / cost front
+    plot_pareto(res, "out/pareto.png")   # needs the report extra (matplotlib)
+
+Seed 002 ("reward sensitivity"): sweep each component's weight and check whether the
+preferred policy jumps from over-calling to never calling, or from answering to always
+``unknown``; plot the Pareto front instead of hunting one total. The behaviours are fixed
+scripted policies played once on every task; since the stack is gates-then-linear, the total
+under any weights is ``0 if hard-failed else Σ w_c · component_c`` (checked against
+``RewardStack.score`` in the tests), so a sweep costs no extra episodes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_positive_int, check_real
+from .._json import JsonMixin, write_atomic
+from .._optional import require
+from ..errors import ConfigError
+from .fhir import ENV_IDS
+from .fhir.env import FhirEnv
+from .fhir.verifier import COMPONENTS, DEFAULT_WEIGHTS
+from .fhir.world import TRAPS
+from .registry import make
+
+__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "plot_pareto", "sweep"]
+
+DEFAULT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+def _concise(env: FhirEnv) -> list[Any]:
+    return env.reference_actions()
+
+
+def _over_call(env: FhirEnv) -> list[Any]:
+    sp, so, ans = env.reference_actions()
+    return [sp, so, so, so, so, ans]
+
+
+def _never_call(env: FhirEnv) -> list[Any]:
+    return [{"answer": {"status": "met", "value": None, "unit": None, "evidence": []}}]
+
+
+def _always_unknown(env: FhirEnv) -> list[Any]:
+    return [{"answer": {"status": "unknown", "evidence": []}}]
+
+
+def _look_then_unknown(env: FhirEnv) -> list[Any]:
+    sp, so, _ = env.reference_actions()
+    return [sp, so, {"answer": {"status": "unknown", "evidence": []}}]
+
+
+def _cite_everything(env: FhirEnv) -> list[Any]:
+    sp, so, ans = env.reference_actions()
+    a = so["args"]
+    ids = [
+        o.id
+        for o in env.world.series(a["patient"], a["code"])
+        if a["date_ge"] <= o.when[:10] <= a["date_le"]
+    ]
+    return [sp, so, {"answer": {**ans["answer"], "evidence": ids}}]
+
+
+BEHAVIOURS: dict[str, Callable[[FhirEnv], list[Any]]] = {
+    "concise": _concise,
+    "over_call": _over_call,
+    "never_call": _never_call,
+    "always_unknown": _always_unknown,
+    "look_then_unknown": _look_then_unknown,
+    "cite_everything": _cite_everything,
+}
+
+
+@dataclass(frozen=True)
+class SweepResult(JsonMixin):
+    behaviours: tuple[str, ...]
+    n_tasks: int
+    grid: tuple[float, ...]
+    default_choice: str
+    mean_components: dict[str, dict[str, float]]  # behaviour → component → mean
+    success: dict[str, float]  # behaviour → held-out correct-and-safe rate
+    cost_spent: dict[str, float]  # behaviour → mean cost units
+    preferred: dict[str, list[str]]  # component → preferred behaviour per grid weight
+    switches: tuple[dict[str, Any], ...]
+    pareto: tuple[str, ...]  # behaviours on the front (min cost, max success)
+
+
+def _episodes(env_ids: Sequence[str], variants: int) -> dict[str, dict[str, np.ndarray]]:
+    """Play every behaviour on every task once: (n_tasks,) arrays per component and more."""
+    data: dict[str, dict[str, list[float]]] = {b: {} for b in BEHAVIOURS}
+    for env_id in env_ids:
+        env = make(env_id)
+        for trap in TRAPS:
+            for k in range(min(variants, env.variants)):
+                for name, behaviour in BEHAVIOURS.items():
+                    env.reset(seed=0, options={"trap": trap, "variant": k})
+                    for a in behaviour(env):
+                        if env.step(a)[2]:
+                            break
+                    v, h = env.finalize(), env.heldout()
+                    row = data[name]
+                    for c in COMPONENTS:
+                        row.setdefault(c, []).append(v.components[c] or 0.0)
+                    row.setdefault("hard_failed", []).append(float(v.hard_failed))
+                    row.setdefault("success", []).append(float(h.correct and h.safe))
+                    row.setdefault("cost_spent", []).append(v.cost_spent)
+    return {b: {k: np.asarray(x) for k, x in d.items()} for b, d in data.items()}
+
+
+def _totals(data: dict[str, dict[str, np.ndarray]], weights: dict[str, float]) -> dict[str, float]:
+    out = {}
+    for b, d in data.items():
+        soft = sum(weights[c] * d[c] for c in COMPONENTS)  # (n_tasks,)
+        out[b] = float(np.mean(np.where(d["hard_failed"] > 0, 0.0, soft)))
+    return out
+
+
+def _front(points: dict[str, tuple[float, float]]) -> tuple[str, ...]:
+    """Names not dominated: no other point with cost ≤, success ≥ and one of them strict."""
+    keep = []
+    for a, (ca, sa) in points.items():
+        if not any(
+            (cb <= ca and sb >= sa) and (cb < ca or sb > sa)
+            for b, (cb, sb) in points.items()
+            if b != a
+        ):
+            keep.append(a)
+    return tuple(sorted(keep, key=lambda n: points[n]))
+
+
+def sweep(
+    *, env_ids: Iterable[str] = ENV_IDS, variants: int = 2, grid: Sequence[float] = DEFAULT_GRID
+) -> SweepResult:
+    """Sweep each component's weight over ``grid`` (others at their defaults)."""
+    check_positive_int(variants, "variants", "sweep")
+    grid = tuple(check_real(w, "grid", "sweep") for w in grid)
+    if len(grid) < 2:
+        raise ConfigError(
+            f"The 'grid' parameter of sweep must hold at least two weights. Got {list(grid)}."
+        )
+    data = _episodes(tuple(env_ids), variants)
+    names = tuple(BEHAVIOURS)
+
+    def best(weights: dict[str, float]) -> str:
+        t = _totals(data, weights)
+        return max(names, key=lambda b: (round(t[b], 12), -names.index(b)))
+
+    preferred: dict[str, list[str]] = {}
+    switches = []
+    for c in COMPONENTS:
+        row = [best({**DEFAULT_WEIGHTS, c: w}) for w in grid]
+        preferred[c] = row
+        for i in range(1, len(grid)):
+            if row[i] != row[i - 1]:
+                switches.append(
+                    {
+                        "component": c,
+                        "from_weight": grid[i - 1],
+                        "to_weight": grid[i],
+                        "from": row[i - 1],
+                        "to": row[i],
+                    }
+                )
+    success = {b: float(d["success"].mean()) for b, d in data.items()}
+    spent = {b: float(d["cost_spent"].mean()) for b, d in data.items()}
+    return SweepResult(
+        behaviours=names,
+        n_tasks=len(data[names[0]]["task"]),
+        grid=grid,
+        default_choice=best(dict(DEFAULT_WEIGHTS)),
+        mean_components={b: {c: float(d[c].mean()) for c in COMPONENTS} for b, d in data.items()},
+        success=success,
+        cost_spent=spent,
+        preferred=preferred,
+        switches=tuple(switches),
+        pareto=_front({b: (spent[b], success[b]) for b in names}),
+    )
+
+
+def plot_pareto(result: SweepResult, path: str | Path) -> Path:
+    """Task success vs cost per behaviour, the front joined, the preferred ones ringed."""
+    require("matplotlib", "report", "rewardkit sweep's Pareto plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
+    chosen = {b for row in result.preferred.values() for b in row}
+    at: dict[tuple[float, float], list[str]] = {}
+    for b in result.behaviours:  # behaviours on the same point share one label
+        at.setdefault((result.cost_spent[b], result.success[b]), []).append(b)
+    for (x, y), names in at.items():
+        ax.scatter(
+            [x],
+            [y],
+            s=60,
+            zorder=3,
+            linewidths=1.5,
+            edgecolors="black" if chosen & set(names) else "none",
+        )
+        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    front = [(result.cost_spent[b], result.success[b]) for b in result.pareto]
+    ax.plot(
+        [p[0] for p in front],
+        [p[1] for p in front],
+        "--",
+        color="grey",
+        zorder=2,
+        label="Pareto front",
+    )
+    ax.set_xlabel("mean cost spent per episode (tool-cost units)")
+    ax.set_ylabel("task success (held-out: correct and safe)")
+    ax.set_title(
+        f"Behaviours over {result.n_tasks} tasks; ringed = preferred by some weighting", fontsize=9
+    )
+    ax.legend(loc="lower right", fontsize=8)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return write_atomic(path, buf.getvalue())
