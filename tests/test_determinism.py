@@ -16,7 +16,7 @@ sets = RewardStack(components=[Component("s", lambda ep: float(ep["x"] in {"a", 
 steps = [Step(3, "final"), Step(0, "final"), Step(-1), Step(2, "revoked"), Step(1)]
 out = {
     "stack": [r.to_json() for r in stack.score_batch(EPISODES)],
-    "set_literal_hash": sets.config_hash,
+    "set_literal_hash": sets.code_hash,
     "levels": [score_trajectory(steps, recipe=r, session=s).to_json()
                for r in "ABC" for s in (False, True)],
     "adv": group_advantages([0.1, None, 0.3, 0.9, 0.9, 0.2], ["b", "a", "b", "a", "c", "c"],

@@ -225,13 +225,14 @@ def test_required_component_none_makes_total_none():
         Component("a", task, required="yes")
 
 
-def test_config_hash_changes_when_code_or_bound_arguments_change():
+def test_code_hash_changes_with_code_and_config_hash_with_bound_arguments():
     def k(ep, scale):
         return scale * ep["task"]
 
     a = RewardStack(components=[Component("t", lambda ep: ep["a"])])
     b = RewardStack(components=[Component("t", lambda ep: ep["b"])])
-    assert a.config_hash != b.config_hash  # same qualified name, different code
+    assert a.config_hash == b.config_hash  # same names and weights: the portable configuration
+    assert a.code_hash != b.code_hash  # but the code differs
     p2 = RewardStack(components=[Component("t", functools.partial(k, scale=2))])
     p3 = RewardStack(components=[Component("t", functools.partial(k, scale=3))])
     assert p2.config_hash != p3.config_hash

@@ -77,17 +77,19 @@ def _const_repr(const: Any) -> str:
     return repr(const)
 
 
-def _identity(fn: Callable[..., Any]) -> dict[str, Any]:
-    """What identifies a callable in the configuration: its name, its code, bound arguments."""
+def _identity(fn: Callable[..., Any]) -> str:
+    """A callable's name in the configuration, with a partial's bound arguments; portable across
+    Python versions (the bytecode digest lives apart, in ``RewardStack.code_hash``)."""
+    name = _qualname(fn)
+    if getattr(fn, "func", fn) is not fn:  # functools.partial
+        name += repr((getattr(fn, "args", ()), sorted(getattr(fn, "keywords", {}).items())))
+    return name
+
+
+def _code_of(fn: Callable[..., Any]) -> Any:
     target = getattr(fn, "func", fn)
     call = vars(type(target)).get("__call__")  # a callable instance: its class's method
-    code = getattr(target, "__code__", None) or getattr(call, "__code__", None)
-    out: dict[str, Any] = {"name": _qualname(fn), "code": _code_digest(code) if code else None}
-    if target is not fn:  # functools.partial: its bound arguments are part of the configuration
-        out["partial"] = repr(
-            (getattr(fn, "args", ()), sorted(getattr(fn, "keywords", {}).items()))
-        )
-    return out
+    return getattr(target, "__code__", None) or getattr(call, "__code__", None)
 
 
 def _check_name(name: Any, what: str) -> str:
@@ -277,7 +279,19 @@ class RewardStack:
 
     @cached_property
     def config_hash(self) -> str:
+        """Hash of :meth:`config`: names, weights, flags, callables' names. Portable: the same on
+        every machine and Python version, so golden verdicts can record it."""
         return content_hash(self.config())
+
+    @cached_property
+    def code_hash(self) -> str:
+        """Hash of the bytecode and constants of every gate and component (nested functions
+        included): editing a part's code changes it even when its name stays the same. Bytecode
+        differs between Python versions, so compare it only within one interpreter version."""
+        parts = [(g.name, g.check) for g in self.gates] + [(c.name, c.fn) for c in self.components]
+        return content_hash(
+            [[name, _code_digest(code) if (code := _code_of(fn)) else None] for name, fn in parts]
+        )
 
     def __repr__(self) -> str:
         return (
