@@ -99,7 +99,7 @@ class _Worker:
         self.heard = time.monotonic()
         os.write(self.wfd, (json.dumps(cfg) + "\n").encode())
         self.levels: list[str] = []
-        self.pid = self.rss_kb = 0
+        self.pid = self.rss_kb = self.peak_kb = 0
 
     def handshake(self, timeout_s: float = 30.0) -> _Worker:
         """Wait for the worker's "ready" line (its verified isolation levels)."""
@@ -194,7 +194,13 @@ class LocalPool:
 
     @property
     def worker_rss_kb(self) -> list[int]:
+        """Resident memory of each worker right after its start."""
         return [w.rss_kb for w in self.workers]
+
+    @property
+    def worker_peak_kb(self) -> list[int]:
+        """Peak resident memory of each worker so far (programs run in its children)."""
+        return [max(w.peak_kb, w.rss_kb) for w in self.workers]
 
     def worker_pids(self) -> list[int]:
         return [w.proc.pid for w in self.workers]
@@ -269,6 +275,7 @@ class LocalPool:
                     w.jobs[0].got.add(i)
             elif rec[0] == "done":
                 self.forks += rec[2]
+                w.peak_kb = max(w.peak_kb, rec[3])
                 w.jobs.popleft()
 
     def _replace(self, w: _Worker, cells: dict, queue: deque, tests_msg: dict) -> _Worker:

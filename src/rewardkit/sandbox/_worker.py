@@ -12,7 +12,7 @@ Protocol (one JSON document per line):
   (canonical argument tuples, ``null`` for invalid tests) and ``{"op": "job", "row": r,
   "program": src, "idxs": [...], "entry": name}``.
 - stdout, to the sandbox: ``["cell", row, idx, kind, duration_s, payload]`` per test as soon as it
-  is final (a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks]`` per job.
+  is final (a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks, peak_rss_kb]`` per job.
 - child → zygote pipe: ``["R"]`` once the program's module ran, then ``[idx, kind, dur, cpu,
   payload]`` per test in order, or ``["X", kind, payload]`` when the whole row fails (syntax
   error, exception at import).  Anything else is a protocol violation: the child is killed and
@@ -406,7 +406,7 @@ class Zygote:
         if retry:
             self._fork(row, src, retry, entry, [], stop_on_timeout=True)
             forks += 1
-        self.emit(["done", row, forks])
+        self.emit(["done", row, forks, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss])
         self.flush()
 
     def _fork(
