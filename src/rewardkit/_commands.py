@@ -5,4 +5,5 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
+    "sandbox": "rewardkit.sandbox.cli:sandbox",
 }
