@@ -94,6 +94,7 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 
 SECCOMP_MODE_FILTER = 2
 CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
 
 
 # ----------------------------------------------------------------- values (shared with the parent)
@@ -345,14 +346,25 @@ class Zygote:
         return levels
 
     def _unshare(self) -> bool:
-        """Without bwrap, as root: a private network and mount namespace with a fresh /tmp."""
+        """Without bwrap, as root: private network, IPC and mount namespaces; in the mount
+        namespace every mount turns read-only and /tmp, /dev/shm become fresh root-owned tmpfs
+        (mode 0755: only the per-program work directory is writable)."""
         assert self.libc is not None
+        host_ns = os.readlink("/proc/self/ns/mnt")
         if self.libc.unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC) != 0:
             return False
-        ok = self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
-        for path in (b"/tmp", b"/dev/shm", b"/var/tmp"):
+        if os.readlink("/proc/self/ns/mnt") == host_ns:
+            return False  # not in a private mount namespace: never touch a mount
+        if self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            return False  # without private propagation nothing below may reach the host
+        attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY, 0, 0, 0)
+        if self.libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, attr, 32) != 0:
+            return False
+        ok = True
+        for path in (b"/tmp", b"/dev/shm"):
             if os.path.isdir(path):
-                ok = ok and self.libc.mount(b"tmpfs", path, b"tmpfs", 0, b"size=256m") == 0
+                opts = b"size=256m,mode=0755"
+                ok = ok and self.libc.mount(b"tmpfs", path, b"tmpfs", 0, opts) == 0
         return ok
 
     def _probe(self) -> tuple[int, bool]:
