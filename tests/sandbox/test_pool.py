@@ -26,7 +26,10 @@ def test_timeout_cell_is_retried_once(sb):
     """A test that stalls without using CPU (what a loaded machine looks like) is retried: the
     first attempt sleeps past its budget, the retry, started after t0, passes."""
     t0 = time.time() + 0.5  # the first attempt starts before t0, the retry ≥ 1 s later
-    prog = f"import time\ndef f(x):\n    if x == 2 and time.time() < {t0!r}:\n        time.sleep(30)\n    return 2 * x\n"
+    prog = (
+        f"import time\ndef f(x):\n    if x == 2 and time.time() < {t0!r}:\n"
+        "        time.sleep(30)\n    return 2 * x\n"
+    )
     forks = sb._pool.forks
     table = sb.run([prog], TESTS, entry_point="f")
     assert list(table.status[0]) == [Status.PASS] * 4
