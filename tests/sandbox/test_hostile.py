@@ -125,6 +125,12 @@ def _programs(port: int, target: Path, pytest_pid: int) -> dict[str, tuple[str, 
             "            except OSError:\n                pass\n    print('PASS')\n    return -1\n",
             {F, C},
         ),
+        "records built to crash the worker": (
+            "import os\n"
+            "def f(x):\n    os.write(3, b'[' * 500_000 + b'\\n')\n"
+            "    os.write(3, b'\\xff\\xfe\\n')\n    return -1\n",
+            {C},
+        ),
         "writing and deleting files outside the temp dir": (
             WIN + "import os\n"
             f"T = {str(target)!r}\n"

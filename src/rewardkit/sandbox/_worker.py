@@ -609,7 +609,7 @@ def _is_ready_record(rec: object) -> bool:
 def _decode(line: bytes) -> Any:
     try:
         return json.loads(line)
-    except ValueError:
+    except Exception:  # ValueError, and RecursionError / MemoryError for hostile nesting
         return None
 
 
