@@ -22,7 +22,7 @@ import numpy as np
 
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
-from ._worker import Unserialisable, canon, parse_literal
+from ._values import Unserialisable, canon, parse_literal
 
 __all__ = ["ExecutionTable", "Status", "TestCase", "graded_correctness"]
 
