@@ -229,13 +229,16 @@ def build_table(
     )
 
 
-def graded_correctness(table: ExecutionTable, gt_columns: Sequence[int] | np.ndarray) -> np.ndarray:
+def graded_correctness(
+    table: ExecutionTable, gt_columns: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
     """Fraction of the ground-truth tests each program passes: ``y`` of shape (m,).
 
-    ``gt_columns`` are column indices (or a boolean mask of length K).  A ground-truth column
-    that is INVALID_TEST is an error in the data, not a program's failure, so it raises."""
+    ``gt_columns`` are column indices (or a boolean mask of length K); None means every column.
+    A ground-truth column that is INVALID_TEST is an error in the data, not a program's failure,
+    so it raises."""
     K = table.shape[1]
-    cols = np.asarray(gt_columns)
+    cols = np.arange(K) if gt_columns is None else np.asarray(gt_columns)
     if cols.dtype == bool:
         if cols.shape != (K,):
             raise ConfigError(
