@@ -249,7 +249,7 @@ def graded_correctness(
     if cols.size == 0 or cols.ndim != 1 or not np.issubdtype(cols.dtype, np.integer):
         raise ConfigError(
             "The 'gt_columns' parameter of graded_correctness must be a non-empty sequence of "
-            f"column indices in [0, {K}). Got {list(np.atleast_1d(gt_columns))!r}."
+            f"column indices in [0, {K}). Got {gt_columns!r}."
         )
     if cols.min() < 0 or cols.max() >= K:
         raise ConfigError(
