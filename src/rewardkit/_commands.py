@@ -12,4 +12,5 @@ COMMANDS: dict[str, str] = {
     "lab": "rewardkit.envs.cli:lab",
     "redteam": "rewardkit.envs.cli:redteam",
     "sweep": "rewardkit.envs.cli:sweep",
+    "sandbox": "rewardkit.sandbox.cli:sandbox",
 }
