@@ -35,6 +35,7 @@ __all__ = [
     "default_name",
     "flat_record",
     "record_keys",
+    "resolve",
 ]
 
 Target = RewardStack | Callable[[Any], float | None]
@@ -58,8 +59,17 @@ def as_stack(target: Target, name: str | None, func: str) -> RewardStack:
     return RewardStack(components=[Component(comp_name, target)], version=comp_name)
 
 
+def resolve(target: Target, name: str | None, func: str) -> tuple[RewardStack, str]:
+    """The stack to score with and the reward's stable name: ``name``; else a function's
+    ``__name__``; else ``rewardkit_<stack version>`` (word characters only)."""
+    stack = as_stack(target, name, func)
+    if name is None and not isinstance(target, RewardStack):
+        name = stack.components[0].name
+    return stack, default_name(stack, name, func)
+
+
 def default_name(stack: RewardStack, name: str | None, func: str) -> str:
-    """The reward's stable name: ``name``, else ``rewardkit_<stack version>`` (word chars)."""
+    """``name`` validated, or ``rewardkit_<stack version>`` (word characters only)."""
     if name is None:
         return "rewardkit_" + re.sub(r"\W+", "_", stack.version).strip("_")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w.-]*", name):

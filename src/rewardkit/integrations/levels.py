@@ -8,7 +8,8 @@ Usage::
 
 The stack has one weighted component, ``trajectory`` (the recipe's value; ``None`` when every
 step is masked, so the episode is unscorable rather than 0), and two logged metrics (weight 0):
-``frac_masked`` (masked steps / steps) and ``has_l0`` (1.0 when an unmasked step has level 0).
+``frac_masked`` (masked steps / steps) and ``has_l0`` (1.0 when an unmasked step has level 0;
+None when every step is masked).
 It plugs into every adapter (TRL, verl, OpenRLHF). Malformed judgments are recorded as the
 component's error on the result, like any verifier failure.
 """
@@ -63,7 +64,8 @@ def levels_stack(
         return meta["n_masked"] / meta["n_steps"] if meta["n_steps"] else None
 
     def has_l0(ep: Any) -> float | None:
-        return float(score(ep).meta["has_unmasked_l0"])
+        r = score(ep)
+        return None if r.value is None else float(r.meta["has_unmasked_l0"])
 
     return RewardStack(
         components=[

@@ -33,7 +33,7 @@ from typing import Any
 from .._optional import have
 from ..errors import ConfigError
 from ..stack import RewardStack
-from ._common import Target, as_stack, check_fill, default_name, flat_record, record_keys
+from ._common import Target, check_fill, flat_record, record_keys, resolve
 
 __all__ = ["DEFAULT_SPECIAL_TOKENS", "OpenRLHFReward", "reward_func", "split_query"]
 
@@ -140,7 +140,7 @@ def reward_func(
     ``none_reward``: the reward OpenRLHF receives for an unscorable sample (``masked = 1``).
     ``special_tokens``: markers stripped from the end of the response for ``episode["text"]``.
     """
-    stack = as_stack(stack_or_fn, name, "reward_func")
+    stack, name = resolve(stack_or_fn, name, "reward_func")
     if isinstance(special_tokens, str) or not all(isinstance(t, str) for t in special_tokens):
         raise ConfigError(
             "The 'special_tokens' parameter of reward_func must be a sequence of strings. "
@@ -148,7 +148,7 @@ def reward_func(
         )
     return OpenRLHFReward(
         stack,
-        default_name(stack, name, "reward_func"),
+        name,
         check_fill(none_reward, "none_reward", "reward_func"),
         tuple(special_tokens),
     )

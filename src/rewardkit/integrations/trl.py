@@ -36,7 +36,7 @@ from typing import Any, Literal
 from ..errors import ConfigError
 from ..levels import DEFAULT_MAPPING, LevelMapping
 from ..stack import RewardResult, RewardStack
-from ._common import Target, as_stack, completion_text, default_name
+from ._common import Target, completion_text, resolve
 from .levels import levels_stack
 
 __all__ = ["TRLReward", "levels_reward_func", "reward_func"]
@@ -155,8 +155,8 @@ def reward_func(
     (then wrapped as a one-component stack). ``name``: the stable ``__name__`` TRL logs under
     (default: the function's ``__name__``, or ``rewardkit_<stack version>``).
     """
-    stack = as_stack(stack_or_fn, name, "reward_func")
-    return TRLReward(stack, default_name(stack, name, "reward_func"), log_components=log_components)
+    stack, name = resolve(stack_or_fn, name, "reward_func")
+    return TRLReward(stack, name, log_components=log_components)
 
 
 def levels_reward_func(

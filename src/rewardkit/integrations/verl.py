@@ -33,9 +33,16 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..errors import ConfigError
-from ..stack import RewardStack
-from ._common import Target, as_stack, check_fill, default_name, flat_record, record_keys
+# Absolute imports: verl loads this file by path as a standalone module ("custom_module").
+from rewardkit.errors import ConfigError
+from rewardkit.integrations._common import (
+    Target,
+    check_fill,
+    flat_record,
+    record_keys,
+    resolve,
+)
+from rewardkit.stack import RewardStack
 
 __all__ = ["VerlScore", "compute_score", "compute_score_batch", "make_compute_score"]
 
@@ -107,10 +114,10 @@ def make_compute_score(
 
     ``none_score``: the score verl receives when the episode cannot be scored (``masked=1``).
     """
-    stack = as_stack(stack_or_fn, name, "make_compute_score")
+    stack, name = resolve(stack_or_fn, name, "make_compute_score")
     return VerlScore(
         stack,
-        default_name(stack, name, "make_compute_score"),
+        name,
         check_fill(none_score, "none_score", "make_compute_score"),
     )
 
