@@ -65,6 +65,13 @@ def test_text_is_escaped_and_failures_and_skips_are_shown() -> None:
     assert "rewardkit.audit:demo_section" in html and "not in this build" in html
 
 
+def test_png_artefacts_are_shown_as_figures() -> None:
+    data = _dot()
+    s = Section("a", "A", (), {"plot.png": data, "notes.md": "# x", "fake.png": b"not a png"})
+    html = render_report(DemoReport((s,)), artefacts={})
+    assert html.count("data:image/png;base64,") == 1 and 'alt="plot.png"' in html
+
+
 def test_section_to_dict_lists_figure_hashes_not_bytes() -> None:
     data = _dot()
     s = Section("a", "A", (), {}, {"fig": data})

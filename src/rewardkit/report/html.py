@@ -9,10 +9,10 @@ Usage::
 
 One page, no external resource (CSS inline, plots as base64 PNG ``data:`` URIs), so it opens
 from disk, from a CI artefact store or as an e-mail attachment. It has a summary (every check,
-every section), one ``<section>`` per demo section (its checks, its figures, its JSON
-artefacts with their hashes), the sections that were skipped and why, and the manifest of all
-artefacts. Rendering uses a jinja2 template with autoescaping; it embeds no time stamp, so the
-same demo gives the same page.
+every section), one ``<section>`` per demo section (its checks, its figures and any PNG it
+wrote as an artefact, its artefacts with their hashes), the sections that were skipped and
+why, and the manifest of all artefacts. Rendering uses a jinja2 template with autoescaping;
+it embeds no time stamp, so the same demo gives the same page.
 """
 
 from __future__ import annotations
@@ -25,13 +25,25 @@ from .._optional import require
 from .._version import __version__
 
 if TYPE_CHECKING:
-    from ..demo import DemoReport
+    from ..demo import DemoReport, Section
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 __all__ = ["render_report"]
 
 
 def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _figures(section: Section) -> dict[str, bytes]:
+    # A PNG written as an artefact (bytes named *.png) is shown too, after the figures.
+    extra = {
+        name: data
+        for name, data in section.artefacts.items()
+        if name.endswith(".png") and isinstance(data, bytes) and data.startswith(PNG_MAGIC)
+    }
+    return {**section.figures, **extra}
 
 
 def render_report(
@@ -60,7 +72,7 @@ def render_report(
                 "passed": all(c.passed for c in s.checks),
                 "checks": s.checks,
                 "figures": [
-                    {"name": name, "src": _data_uri(data)} for name, data in s.figures.items()
+                    {"name": name, "src": _data_uri(data)} for name, data in _figures(s).items()
                 ],
                 "artefacts": [(name, artefacts.get(name, "not written")) for name in s.artefacts],
             }
