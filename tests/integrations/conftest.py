@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
@@ -38,3 +39,13 @@ def make_stack() -> RewardStack:
 @pytest.fixture
 def stack() -> RewardStack:
     return make_stack()
+
+
+@pytest.fixture
+def stack_source() -> str:
+    """A self-contained module defining ``make_stack()``, as a user's reward file would."""
+    header = (
+        "from typing import Any\n"
+        "from rewardkit.stack import Component, Gate, GateOutcome, RewardStack\n\n"
+    )
+    return header + inspect.getsource(make_stack)

@@ -56,13 +56,12 @@ def openrlhf_samples(fn: Any) -> list[dict[str, Any]]:
     return asyncio.run(go())
 
 
-def test_loaded_and_called_like_openrlhf(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+def test_loaded_and_called_like_openrlhf(tmp_path: Path, stack_source: str) -> None:
     path = tmp_path / "reward.py"
     path.write_text(
-        textwrap.dedent(
+        stack_source
+        + textwrap.dedent(
             """
-            from conftest import make_stack
             from rewardkit.integrations.openrlhf import reward_func as make
             reward_func = make(make_stack(), name="anc", none_reward=-1.0)
             """

@@ -100,14 +100,14 @@ def check_scores(scores: list[float], columns: dict[str, list[Any]], none_score:
         assert all(isinstance(v, float) and math.isfinite(v) for v in values)
 
 
-def test_user_file_through_the_reward_loop(tmp_path: Path, monkeypatch: Any) -> None:
-    here = Path(__file__).parent
-    monkeypatch.syspath_prepend(str(here))
+def test_user_file_through_the_reward_loop(
+    tmp_path: Path, monkeypatch: Any, stack_source: str
+) -> None:
     path = tmp_path / "my_reward.py"
     path.write_text(
-        textwrap.dedent(
+        stack_source
+        + textwrap.dedent(
             """
-            from conftest import make_stack
             from rewardkit.integrations.verl import make_compute_score
             compute_score = make_compute_score(make_stack(), none_score=-1.0)
             """
@@ -118,15 +118,15 @@ def test_user_file_through_the_reward_loop(tmp_path: Path, monkeypatch: Any) -> 
     check_scores(scores, columns, none_score=-1.0)
 
 
-def test_module_file_with_reward_kwargs(tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+def test_module_file_with_reward_kwargs(
+    tmp_path: Path, monkeypatch: Any, stack_source: str
+) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "my_rewards.py").write_text(
-        "from conftest import make_stack\nstack = make_stack()\n"
-    )
+    monkeypatch.delitem(sys.modules, "rk_it_rewards", raising=False)
+    (tmp_path / "rk_it_rewards.py").write_text(stack_source + "\nstack = make_stack()\n")
     # verl loads rewardkit's own file by path (its absolute imports make that work)
     path = Path(verl_mod.__file__)
-    fn = get_custom_reward_fn(path, "compute_score", {"reward": "my_rewards:stack"}, monkeypatch)
+    fn = get_custom_reward_fn(path, "compute_score", {"reward": "rk_it_rewards:stack"}, monkeypatch)
     scores, columns = reward_loop(fn)
     check_scores(scores, columns, none_score=0.0)
 
