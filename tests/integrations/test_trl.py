@@ -106,6 +106,8 @@ def test_bad_arguments_name_the_parameter(stack: RewardStack) -> None:
     f = reward_func(stack, name="anc")
     with pytest.raises(ConfigError, match=r"'ground_truth' parameter of reward function 'anc'"):
         f(prompts=["p", "q"], completions=["a", "b"], ground_truth=["a"])
+    with pytest.raises(ConfigError, match=r"dataset column 'text' .* collides"):
+        f(prompts=["p"], completions=["a"], text=["b"])
     with pytest.raises(ConfigError, match=r"'completions' parameter .* is required"):
         f(prompts=["p"])
 

@@ -11,6 +11,7 @@ from rewardkit._json import write_atomic
 from rewardkit.demo import run_demo
 from rewardkit.report import render_report
 from rewardkit.report.browser import check_in_browser, find_chromium
+from rewardkit.report.html import section_figures
 
 pytestmark = [
     pytest.mark.browser,
@@ -31,7 +32,7 @@ def test_demo_report_renders_every_section_and_image(tmp_path: Path) -> None:
     page = write_atomic(tmp_path / "report.html", render_report(report, artefacts=hashes))
     seen = check_in_browser(page)
     assert seen.sections == tuple(s.name for s in report.sections)
-    n_figures = sum(len(s.figures) for s in report.sections)
+    n_figures = sum(len(section_figures(s)) for s in report.sections)
     assert n_figures >= 3
     assert seen.images_total == n_figures
     assert seen.images_loaded == n_figures, seen.broken_images

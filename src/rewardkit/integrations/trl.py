@@ -43,6 +43,8 @@ __all__ = ["TRLReward", "levels_reward_func", "reward_func"]
 
 # Keyword arguments TRL passes that are not per-completion dataset columns.
 _TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric")
+# Episode fields the adapter fills itself; a dataset column of that name would be shadowed.
+_DERIVED = ("completion", "text")
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -82,6 +84,12 @@ class TRLReward:
         if completion_ids is not None:
             per_row["completion_ids"] = completion_ids
         for key, values in columns.items():
+            if key in _DERIVED:
+                raise ConfigError(
+                    f"The dataset column {key!r} passed to {fn} collides with the episode "
+                    f"field {key!r} that the adapter derives from the completion; rename the "
+                    f"column (reserved: {', '.join(_DERIVED)})."
+                )
             per_row[key] = values
         for key, values in per_row.items():
             if values is None:

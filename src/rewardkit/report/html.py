@@ -29,15 +29,15 @@ if TYPE_CHECKING:
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
-__all__ = ["render_report"]
+__all__ = ["render_report", "section_figures"]
 
 
 def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def _figures(section: Section) -> dict[str, bytes]:
-    # A PNG written as an artefact (bytes named *.png) is shown too, after the figures.
+def section_figures(section: Section) -> dict[str, bytes]:
+    """The figures a section shows: its ``figures``, then any PNG it wrote as an artefact."""
     extra = {
         name: data
         for name, data in section.artefacts.items()
@@ -72,7 +72,8 @@ def render_report(
                 "passed": all(c.passed for c in s.checks),
                 "checks": s.checks,
                 "figures": [
-                    {"name": name, "src": _data_uri(data)} for name, data in _figures(s).items()
+                    {"name": name, "src": _data_uri(data)}
+                    for name, data in section_figures(s).items()
                 ],
                 "artefacts": [(name, artefacts.get(name, "not written")) for name in s.artefacts],
             }
