@@ -56,21 +56,35 @@ def cli(as_json: bool | None, out: Path | None) -> None:
 @common_options
 @click.pass_context
 def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
-    """Run the main job on the embedded defaults and write its artefacts to --out."""
+    """Run the main job on the embedded defaults; write its artefacts and report.html to --out."""
     from rich.console import Console
     from rich.table import Table
 
+    from ._json import write_atomic
+    from ._optional import have
     from .demo import run_demo
 
     as_json, out = resolve_settings(ctx, as_json, out)
     console = Console(stderr=as_json)
-    with console.status("running the demo…") as status:
-        report = run_demo(progress=lambda title: status.update(f"done: {title}"))
+    err = Console(stderr=True)
+    report = run_demo(progress=None)  # a progress bar on stderr when it is a terminal
     artefacts: dict[str, Any] = {
         name: obj for s in report.sections for name, obj in s.artefacts.items()
     }
     artefacts["checks.json"] = {s.name: [c.to_dict() for c in s.checks] for s in report.sections}
     hashes = write_artefacts(out, artefacts)
+    report_path: Path | None = None
+    if have("jinja2") and have("matplotlib"):
+        from .report import render_report
+
+        with err.status("writing report.html…"):
+            html = render_report(report, artefacts=hashes)
+            report_path = write_atomic(out / "report.html", html)
+    else:
+        err.print(
+            "report.html not written: the HTML report needs the optional packages jinja2 and "
+            "matplotlib. Install them with: pip install 'rewardkit[report]'"
+        )
     if as_json:
         click.echo(
             canonical_json(
@@ -79,6 +93,8 @@ def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
                     "out": out.as_posix(),
                     "artefacts": hashes,
                     "checks": artefacts["checks.json"],
+                    "report": None if report_path is None else report_path.as_posix(),
+                    "skipped": report.skipped,
                 }
             )
         )
@@ -91,7 +107,11 @@ def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
                 ok = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
                 table.add_row(s.name, c.name, c.expected, c.measured, ok)
         console.print(table)
+        for spec, why in sorted(report.skipped.items()):
+            console.print(f"[dim]skipped {spec}: {why}[/]")
         console.print(f"artefacts written to {out}/ ({len(hashes)} files + manifest.json)")
+        if report_path is not None:
+            console.print(f"report: {report_path}")
     if not report.passed:
         sys.exit(1)
 

@@ -1,22 +1,32 @@
 """The main job: every capability on the embedded defaults, with its checks.
 
 ``run_demo()`` returns a :class:`DemoReport`: named sections, each with the JSON artefacts it
-produced and the checks it ran (a check that fails makes ``rewardkit demo`` exit 1). The CLI
-prints the summary and writes the artefacts plus ``manifest.json`` (their content hashes).
+produced, the checks it ran (a check that fails makes ``rewardkit demo`` exit 1) and optional
+figures (PNG bytes) for the HTML report. The CLI prints the summary, writes the artefacts plus
+``manifest.json`` (their content hashes) and ``report.html``.
+
+Sections come from :data:`SECTIONS`: the core ones defined here, then one
+``"module:function"`` line per area (``rewardkit.<area>:demo_section``, a function returning a
+:class:`Section` in a few seconds). An area whose package is not in this build is skipped and
+listed in ``DemoReport.skipped`` with the reason; a section that raises becomes a failed check
+of that section (the demo never dies half-way and never hides it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._json import JsonMixin
+from ._json import JsonMixin, content_hash, to_plain
+from ._progress import track
 from .advantages import group_advantages, minimum_pass
 from .levels import RECIPES, Step, score_trajectory
+from .report.plots import bars_png, optional_figures
 from .stack import Component, Gate, GateOutcome, RewardStack
 
-__all__ = ["Check", "DemoReport", "Section", "example_stack", "run_demo"]
+__all__ = ["SECTIONS", "Check", "DemoReport", "Section", "example_stack", "run_demo"]
 
 
 @dataclass(frozen=True)
@@ -31,15 +41,35 @@ class Check(JsonMixin):
 
 @dataclass(frozen=True)
 class Section(JsonMixin):
+    """One part of the demo: its checks, its JSON artefacts and (for the report) its figures.
+
+    ``name`` is an id (letters, digits, ``-``, ``_``); artefact file names must be unique
+    across sections. ``figures`` maps a caption to PNG bytes (see
+    :mod:`rewardkit.report.plots`); ``to_dict()`` lists their hashes, not their bytes.
+    """
+
     name: str
     title: str
     checks: tuple[Check, ...]
     artefacts: dict[str, Any] = field(default_factory=dict)  # file name → JSON-able object
+    figures: dict[str, bytes] = field(default_factory=dict)  # caption → PNG bytes
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "checks": [c.to_dict() for c in self.checks],
+            "artefacts": to_plain(self.artefacts),
+            "figures": {k: content_hash(v) for k, v in self.figures.items()},
+        }
 
 
 @dataclass(frozen=True)
 class DemoReport(JsonMixin):
     sections: tuple[Section, ...]
+    skipped: dict[str, str] = field(default_factory=dict)  # "module:function" → why
 
     @property
     def passed(self) -> bool:
@@ -100,11 +130,33 @@ def _levels_section() -> Section:
             res["injected/C"].value == res["injected/A"].value,
         ),
     ]
+    figures = optional_figures(
+        lambda: {
+            "Recipes A/B/C on the 12-step clean substrate and with one injected L0 (spike-in)": (
+                bars_png(
+                    list(RECIPES),
+                    {
+                        "clean (12 × L3)": [res[f"clean/{r}"].value for r in RECIPES],
+                        "spike-in (12 × L3 + 1 × L0)": [
+                            res[f"injected/{r}"].value for r in RECIPES
+                        ],
+                    },
+                    title="Trajectory reward by recipe",
+                    ylabel="trajectory reward",
+                    hlines={"clean − 0.30 (spike-in threshold)": 0.85 - 0.30},
+                )
+            )
+        }
+    )
     return Section(
         "levels",
         "Level-based step rewards (recipes A/B/C)",
         tuple(checks),
         {"levels.json": {k: v.to_dict() for k, v in res.items()}},
+        figures,
+        "A judge's step levels become a trajectory reward. Injecting one level-0 step into a "
+        "clean all-L3 trajectory must drop the reward by at least 0.30 (seed 000 §5): only "
+        "recipe B (the hard penalty, × γ = 0.30) does; A and C (uniform PRM weights) barely move.",
     )
 
 
@@ -127,11 +179,30 @@ def _stack_section() -> Section:
             "task" in results[2].excluded,
         ),
     ]
+    names = ["correct", "write attempt", "unscorable"]
+    figures = optional_figures(
+        lambda: {
+            "Totals and components of the three episodes (n/a = cannot score)": bars_png(
+                names,
+                {
+                    "total": totals,
+                    "task": [r.components["task"] for r in results],
+                    "cost (weight 0.5)": [r.components["cost"] for r in results],
+                },
+                title="A failed gate zeroes the total; components stay logged",
+                ylabel="reward",
+            )
+        }
+    )
     return Section(
         "stack",
         "Reward stack with a hard gate (three episodes)",
         tuple(checks),
-        {
+        figures=figures,
+        description="Gates run first; a failed gate forces the total to fail_value while every "
+        "soft component is still computed and logged; a component that cannot score is "
+        "excluded (None), never counted as 0.",
+        artefacts={
             "stack.json": {
                 "config": stack.config(),
                 "config_hash": stack.config_hash,
@@ -169,11 +240,30 @@ def _advantages_section() -> Section:
             mp.frac_pass == 0.5,
         ),
     ]
+    idx = [str(i) for i in range(len(jitter))]
+    figures = optional_figures(
+        lambda: {
+            "One group of 16 rewards: fifteen 0.5 and one 0.501 (1e-3 jitter)": bars_png(
+                idx,
+                {
+                    "zscore (eps 1e-6)": list(z.values),
+                    "maxnorm (resolution 1e-2)": list(m.values),
+                },
+                title="Advantages of sub-resolution jitter",
+                ylabel="advantage",
+                width_in=7.2,
+            )
+        }
+    )
     return Section(
         "advantages",
         "Group advantages and the resolution protocol",
         tuple(checks),
-        {
+        figures=figures,
+        description="A group whose rewards differ only by noise: z-scoring amplifies a 1e-3 "
+        "jitter into advantages of ±3.7, MaxNorm with a resolution keeps them below 0.1, and "
+        "the resolution protocol can drop the group instead (DAPO-style).",
+        artefacts={
             "advantages.json": {
                 "zscore": z.to_dict(),
                 "maxnorm": m.to_dict(),
@@ -184,13 +274,67 @@ def _advantages_section() -> Section:
     )
 
 
-SECTIONS: tuple[Callable[[], Section], ...] = (_levels_section, _stack_section, _advantages_section)
+# The demo's sections, in report order: "module:function" returning a Section. An area adds
+# its line here; a module that is not in this build is skipped (and listed as skipped).
+SECTIONS: tuple[str, ...] = (
+    "rewardkit.demo:_stack_section",
+    "rewardkit.demo:_advantages_section",
+    "rewardkit.demo:_levels_section",
+    "rewardkit.bioaudit:demo_section",
+    "rewardkit.audit:demo_section",
+    "rewardkit.autorater:demo_section",
+    "rewardkit.envs:demo_section",
+    "rewardkit.sandbox:demo_section",
+    "rewardkit.selfplay:demo_section",
+)
 
 
-def run_demo(progress: Callable[[str], None] | None = None) -> DemoReport:
-    sections = []
-    for make in SECTIONS:
-        sections.append(make())
-        if progress is not None:
-            progress(sections[-1].title)
-    return DemoReport(tuple(sections))
+def _load(spec: str) -> Callable[[], Section] | str:
+    """The section function, or why it is not available in this build."""
+    module, _, attr = spec.partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        # Only the area's own package being absent is a skip; a missing dependency *inside*
+        # a present package is a real failure and propagates.
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            return f"package {module} is not in this build"
+        raise
+    fn = getattr(mod, attr, None)
+    if not callable(fn):
+        return f"{module} has no {attr}() yet"
+    return fn
+
+
+def _crashed(spec: str, exc: BaseException) -> Section:
+    name = spec.partition(":")[0].rsplit(".", 1)[-1]
+    return Section(
+        name,
+        f"{spec} (crashed)",
+        (Check("section runs", "a Section", f"{type(exc).__name__}: {exc}", False),),
+    )
+
+
+def run_demo(*, sections: Sequence[str] = SECTIONS, progress: bool | None = False) -> DemoReport:
+    """Run every available section (``progress``: a progress bar on stderr; None = if a tty)."""
+    done: list[Section] = []
+    skipped: dict[str, str] = {}
+    for spec in track(sections, description="rewardkit demo", enabled=progress):
+        fn = _load(spec)
+        if isinstance(fn, str):
+            skipped[spec] = fn
+            continue
+        try:
+            section = fn()
+        except Exception as exc:  # a crashing section is a failed check, not a dead demo
+            section = _crashed(spec, exc)
+        if not isinstance(section, Section):
+            section = _crashed(spec, TypeError(f"returned {type(section).__name__}"))
+        done.append(section)
+    names = [s.name for s in done]
+    files = [f for s in done for f in s.artefacts]
+    for what, items in (("section name", names), ("artefact file", files)):
+        dup = sorted({x for x in items if items.count(x) > 1})
+        if dup:
+            raise RuntimeError(f"demo sections share the {what}(s) {dup}; each must be unique")
+    return DemoReport(tuple(done), skipped)

@@ -1,0 +1,147 @@
+"""What the trainer adapters share: one reward target, the episode it scores, one record shape.
+
+Every adapter turns what its trainer passes into an *episode* (a plain dict) and scores it with a
+:class:`~rewardkit.stack.RewardStack`. A plain function ``fn(episode) -> float | None`` is
+wrapped into a one-component stack, so that a crash in it is recorded as data (the stack's
+``errors``) instead of killing the trainer's batch, and ``None`` keeps meaning "cannot score".
+
+Episode keys (the adapters fill those their trainer has):
+
+============== ===========================================================================
+``prompt``     the prompt as the trainer gave it (text, or a list of chat messages)
+``completion`` the completion as given (text, or a list of chat messages)
+``text``       the completion as plain text (assistant message contents joined by newlines)
+``ground_truth`` the reference answer (TRL: the dataset column of that name; verl:
+               ``ground_truth``; OpenRLHF: ``labels``)
+others         TRL: every other dataset column; verl: ``data_source``, ``extra_info``;
+               OpenRLHF: ``query`` (prompt + response with special tokens)
+============== ===========================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._checks import check_real
+from ..errors import ConfigError
+from ..stack import Component, RewardResult, RewardStack
+
+__all__ = [
+    "as_stack",
+    "check_fill",
+    "completion_text",
+    "default_name",
+    "flat_record",
+    "record_keys",
+    "resolve",
+]
+
+Target = RewardStack | Callable[[Any], float | None]
+
+
+def as_stack(target: Target, name: str | None, func: str) -> RewardStack:
+    """The stack to score with: ``target`` itself, or a plain function as one component."""
+    if isinstance(target, RewardStack):
+        return target
+    if not callable(target):
+        raise ConfigError(
+            f"The 'stack_or_fn' parameter of {func} must be a RewardStack or a callable "
+            f"episode -> float | None. Got {type(target).__name__}."
+        )
+    comp_name = name or getattr(target, "__name__", None)
+    if not comp_name or comp_name == "<lambda>":
+        raise ConfigError(
+            f"The 'name' parameter of {func} is required for a lambda or a callable "
+            f"without __name__ (it names the reward in the trainer's logs). Got {name!r}."
+        )
+    return RewardStack(components=[Component(comp_name, target)], version=comp_name)
+
+
+def resolve(target: Target, name: str | None, func: str) -> tuple[RewardStack, str]:
+    """The stack to score with and the reward's stable name: ``name``; else a function's
+    ``__name__``; else ``rewardkit_<stack version>`` (word characters only)."""
+    stack = as_stack(target, name, func)
+    if name is None and not isinstance(target, RewardStack):
+        name = stack.components[0].name
+    return stack, default_name(stack, name, func)
+
+
+def default_name(stack: RewardStack, name: str | None, func: str) -> str:
+    """``name`` validated, or ``rewardkit_<stack version>`` (word characters only)."""
+    if name is None:
+        return "rewardkit_" + re.sub(r"\W+", "_", stack.version).strip("_")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w.-]*", name):
+        raise ConfigError(
+            f"The 'name' parameter of {func} must be an identifier-like string (letters, "
+            f"digits, '_', '.', '-'; it becomes the metric name rewards/<name>/mean). "
+            f"Got {name!r}."
+        )
+    return name
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):  # multimodal content blocks: keep the text ones
+        return "".join(
+            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and "text" in b
+        )
+    return "" if content is None else str(content)
+
+
+def completion_text(completion: Any) -> str:
+    """A completion as text: a string as is; for chat messages, the assistant contents joined
+    by newlines (tool calls and tool results are not part of the answer text)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence):
+        parts = [
+            _content_text(m.get("content"))
+            for m in completion
+            if isinstance(m, Mapping) and m.get("role", "assistant") == "assistant"
+        ]
+        return "\n".join(parts)
+    raise TypeError(
+        f"a completion is a string or a list of chat messages; got {type(completion).__name__}"
+    )
+
+
+def record_keys(stack: RewardStack) -> tuple[str, ...]:
+    """The fixed key set of :func:`flat_record` for ``stack`` (same for every sample)."""
+    return (
+        "masked",
+        "hard_failed",
+        "errors",
+        *(f"reward/{c.name}" for c in stack.components),
+        *(f"masked/{c.name}" for c in stack.components),
+        *(f"gate/{g.name}" for g in stack.gates),
+    )
+
+
+def flat_record(stack: RewardStack, result: RewardResult, none_value: float) -> dict[str, float]:
+    """A result as floats only, for trainers that cannot carry ``None`` (verl, OpenRLHF).
+
+    Every ``None`` becomes ``none_value`` *and* sets a mask key to 1.0, so an unscorable value
+    is never mistaken for a real one: ``masked`` (the total), ``masked/<component>``. A gate is
+    1.0 passed, 0.0 failed or crashed (a crash is counted in ``errors`` and masks the total).
+    """
+    rec: dict[str, float] = {
+        "masked": float(result.total is None),
+        "hard_failed": float(result.hard_failed),
+        "errors": float(len(result.errors)),
+    }
+    for c in stack.components:
+        v = result.components[c.name]
+        rec[f"reward/{c.name}"] = none_value if v is None else float(v)
+    for c in stack.components:
+        rec[f"masked/{c.name}"] = float(result.components[c.name] is None)
+    for g in stack.gates:
+        rec[f"gate/{g.name}"] = float(bool(result.gates.get(g.name)))
+    return rec
+
+
+def check_fill(value: Any, param: str, func: str) -> float:
+    """A finite float standing in for ``None`` where a trainer has no "cannot score"."""
+    return check_real(value, param, func)

@@ -1,0 +1,78 @@
+"""Level rewards as a reward stack: step judgments read from an episode field.
+
+Usage::
+
+    from rewardkit.integrations.levels import levels_stack
+    stack = levels_stack(column="step_levels", recipe="B")
+    stack.score({"step_levels": [3] * 12 + [0]}).total      # 0.2353846... (12/13 · 0.85 · 0.30)
+
+The stack has one weighted component, ``trajectory`` (the recipe's value; ``None`` when every
+step is masked, so the episode is unscorable rather than 0), and two logged metrics (weight 0):
+``frac_masked`` (masked steps / steps) and ``has_l0`` (1.0 when an unmasked step has level 0;
+None when every step is masked).
+It plugs into every adapter (TRL, verl, OpenRLHF). Malformed judgments are recorded as the
+component's error on the result, like any verifier failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from .._checks import check_choice, check_real
+from ..errors import ConfigError
+from ..levels import DEFAULT_MAPPING, RECIPES, LevelMapping, score_trajectory
+from ..stack import Component, RewardStack
+
+__all__ = ["levels_stack"]
+
+
+def levels_stack(
+    *,
+    column: str = "step_levels",
+    recipe: Literal["A", "B", "C"] = "B",
+    mapping: LevelMapping = DEFAULT_MAPPING,
+    gamma: float = 0.30,
+    session: bool = False,
+) -> RewardStack:
+    """A stack scoring ``episode[column]`` (judged steps) with ``score_trajectory``."""
+    fn = "levels_stack"
+    if not isinstance(column, str) or not column:
+        raise ConfigError(
+            f"The 'column' parameter of {fn} must be a non-empty string. Got {column!r}."
+        )
+    check_choice(recipe, "recipe", fn, RECIPES)
+    g = check_real(gamma, "gamma", fn, low=0.0, high=1.0)
+    if not isinstance(mapping, LevelMapping):
+        raise ConfigError(
+            f"The 'mapping' parameter of {fn} must be a LevelMapping. Got {type(mapping).__name__}."
+        )
+    if not isinstance(session, bool):
+        raise ConfigError(f"The 'session' parameter of {fn} must be a bool. Got {session!r}.")
+
+    def score(ep: Any) -> Any:
+        if column not in ep:
+            raise KeyError(f"episode has no field {column!r} (the step judgments)")
+        return score_trajectory(
+            ep[column], recipe=recipe, mapping=mapping, gamma=g, session=session
+        )
+
+    def trajectory(ep: Any) -> float | None:
+        return score(ep).value
+
+    def frac_masked(ep: Any) -> float | None:
+        meta = score(ep).meta
+        return meta["n_masked"] / meta["n_steps"] if meta["n_steps"] else None
+
+    def has_l0(ep: Any) -> float | None:
+        r = score(ep)
+        return None if r.value is None else float(r.meta["has_unmasked_l0"])
+
+    return RewardStack(
+        components=[
+            Component("trajectory", trajectory),
+            Component("frac_masked", frac_masked, weight=0.0),
+            Component("has_l0", has_l0, weight=0.0),
+        ],
+        version=f"levels-{recipe}-gamma{g:g}-{'session' if session else 'all_final'}-"
+        f"{mapping.hash.removeprefix('sha256:')[:12]}",
+    )

@@ -1,0 +1,188 @@
+"""A rewardkit reward as a TRL reward function (``GRPOTrainer`` / ``RLOOTrainer``).
+
+Usage::
+
+    from trl import GRPOConfig, GRPOTrainer
+    from rewardkit.integrations.trl import reward_func
+
+    f = reward_func(stack, name="anc")     # or reward_func(fn) for fn(episode) -> float | None
+    trainer = GRPOTrainer(model=..., reward_funcs=[f], args=GRPOConfig(...), train_dataset=ds)
+    # logs rewards/anc/mean and std, and through log_metric: anc/<component>,
+    # anc/<component>/frac_none, anc/gate/<gate>, anc/frac_hard_failed, anc/frac_unscorable,
+    # anc/frac_errors
+
+TRL's contract (``GRPOTrainer._calculate_rewards``, TRL ≥ 1.0): the function is called with
+keywords only, ``prompts``, ``completions``, ``completion_ids`` and one list per dataset column
+(each aligned with the completions), plus ``trainer_state``, ``log_extra`` and ``log_metric``.
+It returns one float or ``None`` per completion; ``None`` is TRL's "cannot score", turned into
+NaN and left out of the baseline (an all-``None`` row is masked cleanly from TRL 1.6 on). The
+name shown in ``rewards/<name>/mean`` is the callable's ``__name__``, which stays fixed.
+
+Every completion becomes an episode dict (see :mod:`rewardkit.integrations._common`):
+``prompt``, ``completion`` (text, or the list of chat messages for conversational data),
+``text`` (the assistant text), ``completion_ids`` and every dataset column under its own name.
+A crashing component is recorded in the stack's result (``last_results``) and the completion's
+reward is ``None``; it never kills the batch. Metrics are means over this process's slice: TRL
+averages them over processes and logging steps and drops NaN (a component that could score no
+sample in a batch logs NaN, never 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from ..errors import ConfigError
+from ..levels import DEFAULT_MAPPING, LevelMapping
+from ..stack import RewardResult, RewardStack
+from ._common import Target, completion_text, resolve
+from .levels import levels_stack
+
+__all__ = ["TRLReward", "levels_reward_func", "reward_func"]
+
+# Keyword arguments TRL passes that are not per-completion dataset columns.
+_TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric")
+# Episode fields the adapter fills itself; a dataset column of that name would be shadowed.
+_DERIVED = ("completion", "text")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+class TRLReward:
+    """The callable :func:`reward_func` returns. ``last_results`` holds the latest batch's
+    :class:`~rewardkit.stack.RewardResult` objects (errors and gate reasons included)."""
+
+    def __init__(self, stack: RewardStack, name: str, *, log_components: bool = True) -> None:
+        self.stack = stack
+        self.__name__ = name  # TRL's get_callable_name reads __name__: rewards/<name>/mean
+        self.__qualname__ = name
+        self.log_components = log_components
+        self.last_results: tuple[RewardResult, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"TRLReward(name={self.__name__!r}, stack={self.stack!r})"
+
+    def episodes(
+        self,
+        prompts: Sequence[Any] | None,
+        completions: Sequence[Any],
+        completion_ids: Sequence[Any] | None,
+        columns: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The episode dicts for one call (exposed so that users can check what a stack sees)."""
+        fn = f"reward function {self.__name__!r}"
+        if isinstance(completions, str) or not isinstance(completions, Sequence):
+            raise ConfigError(
+                f"The 'completions' parameter of {fn} must be a list (one entry per "
+                f"completion). Got {type(completions).__name__}."
+            )
+        n = len(completions)
+        per_row: dict[str, Sequence[Any] | None] = {"prompt": prompts, "completion_ids": None}
+        if completion_ids is not None:
+            per_row["completion_ids"] = completion_ids
+        for key, values in columns.items():
+            if key in _DERIVED:
+                raise ConfigError(
+                    f"The dataset column {key!r} passed to {fn} collides with the episode "
+                    f"field {key!r} that the adapter derives from the completion; rename the "
+                    f"column (reserved: {', '.join(_DERIVED)})."
+                )
+            per_row[key] = values
+        for key, values in per_row.items():
+            if values is None:
+                continue
+            if isinstance(values, str) or not isinstance(values, Sequence) or len(values) != n:
+                got = len(values) if isinstance(values, Sequence) else type(values).__name__
+                raise ConfigError(
+                    f"The {key!r} parameter of {fn} must be a list with one entry per "
+                    f"completion ({n}), as TRL passes dataset columns. Got {got}."
+                )
+        episodes = []
+        for i, c in enumerate(completions):
+            ep: dict[str, Any] = {
+                k: (None if v is None else v[i]) for k, v in per_row.items() if k != "prompt"
+            }
+            ep["prompt"] = None if prompts is None else prompts[i]
+            ep["completion"] = c
+            ep["text"] = completion_text(c)
+            episodes.append(ep)
+        return episodes
+
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        if completions is None:
+            raise ConfigError(
+                f"The 'completions' parameter of reward function {self.__name__!r} is required "
+                f"(TRL passes it as a keyword). Got None."
+            )
+        log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
+        columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
+        results = self.stack.score_batch(
+            self.episodes(prompts, completions, completion_ids, columns)
+        )
+        self.last_results = tuple(results)
+        if log_metric is not None and self.log_components:
+            for key, value in self.metrics(results).items():
+                log_metric(key, value)
+        return [r.total for r in results]
+
+    def metrics(self, results: Sequence[RewardResult]) -> dict[str, float]:
+        """The scalars logged through ``log_metric``; the key set is fixed by the stack (all
+        processes must log the same keys), a mean over no value is NaN (TRL drops it)."""
+        p = self.__name__
+        n = len(results)
+        out: dict[str, float] = {}
+        for c in self.stack.components:
+            vals = [r.components[c.name] for r in results]
+            present = [v for v in vals if v is not None]
+            out[f"{p}/{c.name}"] = _mean(present)
+            out[f"{p}/{c.name}/frac_none"] = (n - len(present)) / n if n else math.nan
+        for g in self.stack.gates:
+            verdicts = [r.gates[g.name] for r in results if r.gates.get(g.name) is not None]
+            out[f"{p}/gate/{g.name}"] = _mean([float(v) for v in verdicts if v is not None])
+        out[f"{p}/frac_hard_failed"] = _mean([float(r.hard_failed) for r in results])
+        out[f"{p}/frac_unscorable"] = _mean([float(r.total is None) for r in results])
+        out[f"{p}/frac_errors"] = _mean([float(bool(r.errors)) for r in results])
+        return out
+
+
+def reward_func(
+    stack_or_fn: Target, *, name: str | None = None, log_components: bool = True
+) -> TRLReward:
+    """A TRL reward function scoring each completion with ``stack_or_fn``.
+
+    ``stack_or_fn``: a :class:`~rewardkit.stack.RewardStack`, or ``fn(episode) -> float | None``
+    (then wrapped as a one-component stack). ``name``: the stable ``__name__`` TRL logs under
+    (default: the function's ``__name__``, or ``rewardkit_<stack version>``).
+    """
+    stack, name = resolve(stack_or_fn, name, "reward_func")
+    return TRLReward(stack, name, log_components=log_components)
+
+
+def levels_reward_func(
+    *,
+    column: str = "step_levels",
+    recipe: Literal["A", "B", "C"] = "B",
+    mapping: LevelMapping = DEFAULT_MAPPING,
+    gamma: float = 0.30,
+    session: bool = False,
+    name: str | None = None,
+) -> TRLReward:
+    """A TRL reward from step judgments in a dataset column, scored with ``score_trajectory``.
+
+    Each row of ``column`` holds the judged steps of the completion (ints, ``{"level",
+    "verdict"}`` dicts or :class:`~rewardkit.levels.Step`); see :func:`levels_stack`. A fully
+    masked trajectory gives ``None``, never 0.
+    """
+    stack = levels_stack(
+        column=column, recipe=recipe, mapping=mapping, gamma=gamma, session=session
+    )
+    return reward_func(stack, name=name or f"levels_{recipe}")

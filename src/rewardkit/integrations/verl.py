@@ -1,0 +1,187 @@
+"""A rewardkit reward as a verl ``compute_score`` (custom reward function).
+
+Usage — point verl at this module and name the reward in ``reward_kwargs``::
+
+    reward.custom_reward_function.path=<site-packages>/rewardkit/integrations/verl.py
+    reward.custom_reward_function.name=compute_score
+    +reward.custom_reward_function.reward_kwargs.reward=mypkg.rewards:stack
+    +reward.custom_reward_function.reward_kwargs.none_score=0.0
+
+or, in your own reward file, ``compute_score = make_compute_score(stack)``.
+
+verl's contract (``verl/utils/reward_score``, the reward managers and the reward-loop
+``NaiveRewardManager.run_single``): ``compute_score(data_source, solution_str, ground_truth,
+extra_info=None, **kwargs)`` is called per sample with keywords, where ``solution_str`` is the
+decoded response only; it returns a float or a dict that holds ``"score"``. Every key of the
+dict goes into ``reward_extra_info`` and the columns are built from the *first* sample's keys,
+so every sample must return the same key set: here ``score``, ``acc`` (= score, what verl's
+own float path stores, read by DAPO ``filter_groups``) and the fixed keys of
+:func:`~rewardkit.integrations._common.flat_record` (``masked``, ``hard_failed``, ``errors``,
+``reward/<component>``, ``masked/<component>``, ``gate/<gate>``).
+
+verl has no "cannot score": a ``None`` total is reported as ``score = none_score`` (default
+0.0, a parameter) **and** ``masked = 1.0``, so the substitution is visible in
+``reward_extra_info``, validation metrics and rollout dumps; filter or reweight on ``masked``.
+The episode a stack sees: ``data_source``, ``completion`` and ``text`` (= ``solution_str``),
+``ground_truth``, ``extra_info`` and any other keyword verl passes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+# Absolute imports: verl loads this file by path as a standalone module ("custom_module").
+from rewardkit.errors import ConfigError
+from rewardkit.integrations._common import (
+    Target,
+    check_fill,
+    flat_record,
+    record_keys,
+    resolve,
+)
+from rewardkit.stack import RewardStack
+
+__all__ = ["VerlScore", "compute_score", "compute_score_batch", "make_compute_score"]
+
+
+class VerlScore:
+    """The callable :func:`make_compute_score` returns; ``keys`` is its fixed key set."""
+
+    def __init__(self, stack: RewardStack, name: str, none_score: float) -> None:
+        self.stack = stack
+        self.__name__ = name
+        self.none_score = none_score
+        self.keys: tuple[str, ...] = ("score", "acc", *record_keys(stack))
+
+    def __repr__(self) -> str:
+        return f"VerlScore(name={self.__name__!r}, none_score={self.none_score})"
+
+    def __call__(
+        self,
+        data_source: Any = None,
+        solution_str: str | None = None,
+        ground_truth: Any = None,
+        extra_info: Any = None,
+        **kwargs: Any,
+    ) -> dict[str, float]:
+        if not isinstance(solution_str, str):
+            raise ConfigError(
+                f"The 'solution_str' parameter of compute_score must be the decoded response "
+                f"(a str). Got {type(solution_str).__name__}."
+            )
+        episode = {
+            **kwargs,
+            "data_source": data_source,
+            "completion": solution_str,
+            "text": solution_str,
+            "ground_truth": ground_truth,
+            "extra_info": extra_info,
+        }
+        result = self.stack.score(episode)
+        score = self.none_score if result.total is None else float(result.total)
+        return {"score": score, "acc": score, **flat_record(self.stack, result, self.none_score)}
+
+    def batch(
+        self,
+        data_sources: Sequence[Any],
+        solution_strs: Sequence[str],
+        ground_truths: Sequence[Any],
+        extra_infos: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[dict[str, float]]:
+        """verl's ``batch`` reward manager form: one call, lists in, one dict per sample out."""
+        n = len(solution_strs)
+        infos = [None] * n if extra_infos is None else list(extra_infos)
+        if not len(data_sources) == len(ground_truths) == len(infos) == n:
+            raise ConfigError(
+                "The 'data_sources', 'solution_strs', 'ground_truths' and 'extra_infos' "
+                f"parameters of compute_score_batch must have equal lengths. Got "
+                f"{len(data_sources)}, {n}, {len(ground_truths)}, {len(infos)}."
+            )
+        return [
+            self(ds, s, gt, info, **kwargs)
+            for ds, s, gt, info in zip(data_sources, solution_strs, ground_truths, infos)
+        ]
+
+
+def make_compute_score(
+    stack_or_fn: Target, *, name: str | None = None, none_score: float = 0.0
+) -> VerlScore:
+    """A verl ``compute_score`` for ``stack_or_fn`` (a stack or ``fn(episode) -> float | None``).
+
+    ``none_score``: the score verl receives when the episode cannot be scored (``masked=1``).
+    """
+    stack, name = resolve(stack_or_fn, name, "make_compute_score")
+    return VerlScore(
+        stack,
+        name,
+        check_fill(none_score, "none_score", "make_compute_score"),
+    )
+
+
+@lru_cache(maxsize=32)
+def _resolve(reward: str, none_score: float) -> VerlScore:
+    module, sep, attr = reward.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(
+            f"The 'reward' parameter of compute_score must be 'package.module:attribute' naming "
+            f"a RewardStack or a function episode -> float | None. Got {reward!r}."
+        )
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"The 'reward' parameter of compute_score names {reward!r}, which cannot be "
+            f"imported: {exc}."
+        ) from None
+    return make_compute_score(obj, none_score=none_score)
+
+
+def _reward(reward: Any, none_score: Any) -> VerlScore:
+    fill = check_fill(none_score, "none_score", "compute_score")
+    if isinstance(reward, str):
+        return _resolve(reward, fill)
+    if reward is None:
+        raise ConfigError(
+            "The 'reward' parameter of compute_score is required: set "
+            "reward.custom_reward_function.reward_kwargs.reward to 'package.module:attribute'. "
+            "Got None."
+        )
+    return make_compute_score(reward, none_score=fill)
+
+
+def compute_score(
+    data_source: Any = None,
+    solution_str: str | None = None,
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    *,
+    reward: Any = None,
+    none_score: float = 0.0,
+    **kwargs: Any,
+) -> dict[str, float]:
+    """verl's ``compute_score`` signature; ``reward`` (from ``reward_kwargs``) names the stack."""
+    return _reward(reward, none_score)(
+        data_source, solution_str, ground_truth, extra_info, **kwargs
+    )
+
+
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any] | None = None,
+    *,
+    reward: Any = None,
+    none_score: float = 0.0,
+    **kwargs: Any,
+) -> list[dict[str, float]]:
+    """For verl's ``batch`` reward manager (``name=compute_score_batch``)."""
+    return _reward(reward, none_score).batch(
+        data_sources, solution_strs, ground_truths, extra_infos, **kwargs
+    )
