@@ -85,3 +85,12 @@ def test_write_atomic_keeps_old_file_on_failure(tmp_path, monkeypatch):
         write_atomic(p, "new")
     assert p.read_text() == "old"
     assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_write_atomic_gives_the_mode_of_a_plain_open(tmp_path):
+    old = os.umask(0o022)
+    try:
+        p = write_atomic(tmp_path / "r.html", "x")
+        assert (p.stat().st_mode & 0o777) == 0o644
+    finally:
+        os.umask(old)

@@ -96,6 +96,10 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes the file 0600; give it the mode a plain open() would (0666 less umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
