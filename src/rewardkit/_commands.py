@@ -5,4 +5,5 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
+    "selfplay": "rewardkit.selfplay.cli:selfplay",
 }
