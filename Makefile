@@ -18,7 +18,7 @@ $(VENV)/.installed-%: pyproject.toml constraints.txt | $(PY)
 
 # What each command installs: the demo needs the report extra; tests also run the optional paths.
 DEMO_EXTRAS := report
-TEST_EXTRAS := test,report,torch
+TEST_EXTRAS := test,report,torch,ray,sandbox
 
 demo: $(VENV)/.installed-$(DEMO_EXTRAS)
 	$(VENV)/bin/rewardkit demo --out out

@@ -1,0 +1,294 @@
+"""The zygote pool: starts the workers once, hands them rows, and watches them.
+
+``LocalPool(timeout_s, memory_mb, workers, isolation).execute(programs, inputs, entry)`` returns
+raw cells ``(row, idx, kind, duration_s, payload)``; comparing them with expected values is the
+caller's job (the workers never see expected values).  Each worker is a fresh interpreter
+(``python -I -S _worker.py``), started with ``subprocess`` — never forked from this process, whose
+memory may be large — and wrapped in bubblewrap when ``bwrap`` is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import selectors
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RewardkitError
+
+__all__ = ["LEVEL_ORDER", "LocalPool", "build_seccomp_bpf"]
+
+WORKER = Path(__file__).with_name("_worker.py")
+LEVEL_ORDER = ("rlimits", "uid-drop", "unshare", "bwrap", "seccomp")
+IN_FLIGHT = 2  # jobs queued per worker, so it never waits for the next one
+BWRAP_ARGS = (
+    "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
+    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    "--die-with-parent", "--new-session",
+)  # fmt: skip
+# No --unshare-user: inside a user namespace root could still fork past RLIMIT_NPROC.
+ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
+       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # fmt: skip
+
+DENIED = ("fork", "vfork", "execve", "execveat", "socket", "socketpair", "connect", "bind",
+          "listen", "accept", "accept4", "kill", "ptrace", "unshare", "setns", "mount", "umount2",
+          "chroot", "pivot_root", "reboot", "process_vm_writev")  # fmt: skip
+Cell = tuple[int, int, str, float, str]  # (row, test index, kind, duration_s, payload)
+
+
+def build_seccomp_bpf() -> str:
+    """The seccomp filter as raw BPF (hex), built with pyseccomp; "" when it is not installed.
+
+    Denied with EPERM: new processes (fork, vfork, clone without CLONE_THREAD), exec, sockets,
+    kill, ptrace, namespaces, mounts, chroot, reboot.  clone3 answers ENOSYS so that glibc falls
+    back to clone for threads (denying it with EPERM breaks ``threading``)."""
+    try:
+        import pyseccomp as sc
+    except (ImportError, OSError):
+        return ""
+    import errno
+
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    deny = sc.ERRNO(errno.EPERM)
+    for name in DENIED:
+        f.add_rule(deny, name)
+    f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, 0x00010000, 0))  # no CLONE_THREAD
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    with tempfile.TemporaryFile() as fh:
+        f.export_bpf(fh)
+        fh.seek(0)
+        return fh.read().hex()
+
+
+@dataclass
+class _Job:
+    row: int
+    idxs: list[int]
+    got: set[int] = field(default_factory=set)
+
+
+class _Worker:
+    """One zygote process and the jobs it holds."""
+
+    def __init__(self, cfg: dict, use_bwrap: bool) -> None:
+        cmd = [sys.executable, "-I", "-S", "-B", str(WORKER)]
+        if use_bwrap:
+            cmd = ["bwrap", *BWRAP_ARGS, "--", *cmd]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=ENV,
+            start_new_session=True,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        self.inbuf, self.outbuf = b"", b""
+        self.jobs: deque[_Job] = deque()
+        self.heard = time.monotonic()
+        os.write(self.wfd, (json.dumps(cfg) + "\n").encode())
+        self.levels: list[str] = []
+        self.pid = self.rss_kb = self.peak_kb = 0
+
+    def handshake(self, timeout_s: float = 30.0) -> _Worker:
+        """Wait for the worker's "ready" line (its verified isolation levels)."""
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self.inbuf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.rfd], [], [], left)[0]:
+                break
+            chunk = os.read(self.rfd, 1 << 16)
+            if not chunk:
+                break
+            self.inbuf += chunk
+        line, _, self.inbuf = self.inbuf.partition(b"\n")
+        try:
+            tag, levels, pid, rss = json.loads(line)
+            assert tag == "ready"
+        except (ValueError, AssertionError, TypeError):
+            self.kill()
+            raise RewardkitError("a sandbox worker failed to start.") from None
+        self.levels, self.pid, self.rss_kb = levels, pid, rss
+        os.set_blocking(self.wfd, False)
+        return self
+
+    def send(self, msg: dict) -> None:
+        self.outbuf += (json.dumps(msg) + "\n").encode()
+
+    def pump(self) -> None:
+        """Write what the non-blocking stdin pipe accepts now."""
+        if self.outbuf:
+            try:
+                n = os.write(self.wfd, self.outbuf)
+            except BlockingIOError:
+                n = 0
+            self.outbuf = self.outbuf[n:]
+
+    def kill(self) -> None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, 9)
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            with suppress(OSError):
+                f.close()  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        try:
+            os.set_blocking(self.wfd, True)
+            self.proc.stdin.close()  # type: ignore[union-attr]  # EOF: the worker exits
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+
+class LocalPool:
+    """``workers`` zygotes on this machine (one per core by default)."""
+
+    def __init__(self, timeout_s: float, memory_mb: int, workers: int, isolation: str) -> None:
+        root = os.geteuid() == 0
+        self.use_bwrap = isolation == "auto" and shutil.which("bwrap") is not None
+        self.cfg = {
+            "op": "init",
+            "timeout_s": timeout_s,
+            "memory_mb": memory_mb,
+            "uid": 65534 if root else None,
+            "nproc": 64,  # per uid, threads included: caps fork and thread bombs
+            "bpf": build_seccomp_bpf() if isolation == "auto" else "",
+            "unshare": root and not self.use_bwrap,
+        }
+        self.n = workers
+        # Silence longer than this from a busy worker means the worker itself is stuck.
+        self.stall_s = 3 * (timeout_s + 0.25 + 0.25 * timeout_s) + 10.0
+        self.workers: list[_Worker] = []
+        self.forks = 0
+        self._start()
+
+    def _spawn(self, n: int = 1) -> list[_Worker]:
+        if self.use_bwrap:
+            started = [_Worker(self.cfg, use_bwrap=True) for _ in range(n)]
+            try:
+                return [w.handshake() for w in started]
+            except RewardkitError:
+                for w in started:
+                    w.kill()
+                self.use_bwrap = False  # bwrap present but not permitted here: say so, go on
+                self.cfg["unshare"] = os.geteuid() == 0
+        return [w.handshake() for w in [_Worker(self.cfg, use_bwrap=False) for _ in range(n)]]
+
+    def _start(self) -> None:
+        self.workers = self._spawn(self.n)
+        levels = set(self.workers[0].levels) | ({"bwrap"} if self.use_bwrap else set())
+        self.isolation = tuple(lv for lv in LEVEL_ORDER if lv in levels)
+
+    @property
+    def worker_rss_kb(self) -> list[int]:
+        """Resident memory of each worker right after its start."""
+        return [w.rss_kb for w in self.workers]
+
+    @property
+    def worker_peak_kb(self) -> list[int]:
+        """Peak resident memory of each worker so far (programs run in its children)."""
+        return [max(w.peak_kb, w.rss_kb) for w in self.workers]
+
+    def worker_pids(self) -> list[int]:
+        return [w.proc.pid for w in self.workers]
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.close()
+        self.workers = []
+
+    def execute(
+        self, programs: Sequence[str], rows: Sequence[int], inputs: Sequence[str | None], entry: str
+    ) -> list[Cell]:
+        """Run ``programs[k]`` (row id ``rows[k]``) on every valid test; return the raw cells."""
+        valid = [i for i, t in enumerate(inputs) if t is not None]
+        cells: dict[tuple[int, int], Cell] = {}
+        if not valid or not programs:
+            return []
+        queue = deque(_Job(r, list(valid)) for r in rows)
+        src = dict(zip(rows, programs))
+        tests_msg = {"op": "tests", "inputs": list(inputs)}
+        for w in self.workers:
+            w.send(tests_msg)
+        sel = selectors.DefaultSelector()
+        for w in self.workers:
+            sel.register(w.rfd, selectors.EVENT_READ, w)
+        try:
+            while queue or any(w.jobs for w in self.workers):
+                for w in self.workers:
+                    while queue and len(w.jobs) < IN_FLIGHT:
+                        job = queue.popleft()
+                        if not w.jobs:
+                            w.heard = time.monotonic()  # idle until now: the clock starts here
+                        w.jobs.append(job)
+                        w.send({"op": "job", "row": job.row, "program": src[job.row],
+                                "idxs": job.idxs, "entry": entry})  # fmt: skip
+                    try:
+                        w.pump()
+                    except OSError:  # the worker died: handled as silence below
+                        w.outbuf = b""
+                for key, _ in sel.select(
+                    timeout=0.05 if any(w.outbuf for w in self.workers) else 0.5
+                ):
+                    self._read(key.data, cells, queue)
+                now = time.monotonic()
+                for k, w in enumerate(self.workers):
+                    dead = w.proc.poll() is not None
+                    if w.jobs and (dead or now - w.heard > self.stall_s):
+                        sel.unregister(w.rfd)
+                        self.workers[k] = self._replace(w, cells, queue, tests_msg)
+                        sel.register(self.workers[k].rfd, selectors.EVENT_READ, self.workers[k])
+        finally:
+            sel.close()
+        return [cells[k] for k in sorted(cells)]
+
+    def _read(self, w: _Worker, cells: dict, queue: deque) -> None:
+        try:
+            chunk = os.read(w.rfd, 1 << 20)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            w.heard = -1e18  # EOF: the replacement logic takes over
+            return
+        w.heard = time.monotonic()
+        w.inbuf += chunk
+        *lines, w.inbuf = w.inbuf.split(b"\n")
+        for line in lines:
+            rec = json.loads(line)
+            if rec[0] == "cell":
+                _, row, i, kind, dur, payload = rec
+                cells[(row, i)] = (row, i, kind, dur, payload)
+                if w.jobs and w.jobs[0].row == row:
+                    w.jobs[0].got.add(i)
+            elif rec[0] == "done":
+                self.forks += rec[2]
+                w.peak_kb = max(w.peak_kb, rec[3])
+                w.jobs.popleft()
+
+    def _replace(self, w: _Worker, cells: dict, queue: deque, tests_msg: dict) -> _Worker:
+        """A worker died or stalled: its current cell is a CRASH, the rest of its rows go back
+        to the queue, and a fresh worker takes its place."""
+        w.kill()
+        for n, job in enumerate(w.jobs):
+            missing = [i for i in job.idxs if i not in job.got]
+            if n == 0 and missing:
+                cells[(job.row, missing[0])] = (job.row, missing[0], "C", 0.0, "worker lost")
+                missing = missing[1:]
+            if missing:
+                queue.appendleft(_Job(job.row, missing))
+        (fresh,) = self._spawn()
+        fresh.send(tests_msg)
+        return fresh

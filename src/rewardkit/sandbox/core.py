@@ -1,0 +1,169 @@
+"""``Sandbox``: run m untrusted programs against K tests and get an execution table.
+
+    from rewardkit.sandbox import Sandbox, TestCase
+
+    tests = [TestCase(input="([1, 2], 3)", expected="4"), TestCase(input="([], 0)", expected="0")]
+    with Sandbox(timeout_s=2.0, memory_mb=512) as sb:
+        table = sb.run(programs, tests, entry_point="solve")
+    table.status, table.passed, table.isolation
+
+Design (SPEC §7): one small stdlib-only zygote per core, started once; one fork per program;
+all tests of a program in that child, each under its own budget, each record streamed as soon
+as it exists; the zygote's watchdog kills and reaps the process group on silence and re-forks
+for the remaining tests; this process compares actual with expected values.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+from collections.abc import Sequence
+from types import TracebackType
+
+from .._checks import check_choice, check_positive_int, check_real
+from ..errors import ConfigError
+from ._pool import LocalPool
+from .table import ExecutionTable, TestCase, build_table, prepare_tests
+
+__all__ = ["Sandbox"]
+
+
+class Sandbox:
+    """Workers that execute generated programs safely; use as a context manager (or ``close()``).
+
+    ``timeout_s`` is the budget of each test (and of the program's import), ``memory_mb`` the
+    address-space cap of each program, ``workers`` the zygotes per machine (default: one per
+    core), ``backend`` "local" or "ray" (one actor per node owning that node's zygotes).
+    ``isolation="auto"`` uses every level available; "basic" leaves out bubblewrap and seccomp
+    (rlimits, the uid drop and namespaces via unshare when root) — for debugging and tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 2.0,
+        memory_mb: int = 512,
+        workers: int | None = None,
+        backend: str = "local",
+        isolation: str = "auto",
+    ) -> None:
+        self.timeout_s = check_real(timeout_s, "timeout_s", "Sandbox", low=0.001, high=3600.0)
+        self.memory_mb = check_positive_int(memory_mb, "memory_mb", "Sandbox", minimum=64)
+        if workers is not None:
+            check_positive_int(workers, "workers", "Sandbox")
+        self.workers = workers
+        self.backend = check_choice(backend, "backend", "Sandbox", ("local", "ray"))
+        self.isolation_mode = check_choice(isolation, "isolation", "Sandbox", ("auto", "basic"))
+        self._pool: LocalPool | None = None
+        self._ray = None  # rewardkit.sandbox._ray.RayBackend
+
+    # ------------------------------------------------------------------------------ lifecycle
+    def start(self) -> Sandbox:
+        """Start the workers (done by ``with`` or the first ``run``)."""
+        if self.backend == "local" and self._pool is None:
+            n = self.workers or os.cpu_count() or 1
+            self._pool = LocalPool(self.timeout_s, self.memory_mb, n, self.isolation_mode)
+        elif self.backend == "ray" and self._ray is None:
+            from ._ray import RayBackend
+
+            self._ray = RayBackend(
+                self.timeout_s, self.memory_mb, self.workers, self.isolation_mode
+            )
+        return self
+
+    def close(self) -> None:
+        """Stop every worker; nothing is left running."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        if self._ray is not None:
+            self._ray.close()
+            self._ray = None
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def isolation(self) -> tuple[str, ...]:
+        """The isolation levels active in the workers (verified by a probe child at start)."""
+        self.start()
+        if self._pool is not None:
+            return self._pool.isolation
+        assert self._ray is not None
+        return self._ray.isolation
+
+    # ----------------------------------------------------------------------------------- run
+    def run(
+        self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
+    ) -> ExecutionTable:
+        """Execute every program on every test; return the (m, K) table.
+
+        A program that does not compile is a SYNTAX row; a test whose input or expected value
+        is not a literal is an INVALID_TEST column.  Nothing a program does raises here."""
+        programs = _check_programs(programs)
+        tests = _check_tests(tests)
+        if (
+            not isinstance(entry_point, str)
+            or not entry_point.isidentifier()
+            or keyword.iskeyword(entry_point)
+        ):
+            raise ConfigError(
+                "The 'entry_point' parameter of Sandbox.run must be a Python identifier. "
+                f"Got {entry_point!r}."
+            )
+        prep = prepare_tests(tests)
+        self.start()
+        rows = list(range(len(programs)))
+        if self._pool is not None:
+            cells = self._pool.execute(programs, rows, prep.inputs, entry_point)
+        else:
+            assert self._ray is not None
+            cells = self._ray.execute(programs, prep.inputs, entry_point)
+        return build_table(
+            len(programs),
+            prep,
+            cells,
+            isolation=self.isolation,
+            timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb,
+            backend=self.backend,
+        )
+
+
+def _check_programs(programs: Sequence[str]) -> list[str]:
+    if isinstance(programs, str) or not isinstance(programs, Sequence):
+        raise ConfigError(
+            "The 'programs' parameter of Sandbox.run must be a sequence of source strings. "
+            f"Got {type(programs).__name__}."
+        )
+    for k, p in enumerate(programs):
+        if not isinstance(p, str):
+            raise ConfigError(
+                "The 'programs' parameter of Sandbox.run must be a sequence of source strings. "
+                f"Got {type(p).__name__} at index {k}."
+            )
+    return list(programs)
+
+
+def _check_tests(tests: Sequence[TestCase]) -> list[TestCase]:
+    if not isinstance(tests, Sequence):
+        raise ConfigError(
+            "The 'tests' parameter of Sandbox.run must be a sequence of TestCase. "
+            f"Got {type(tests).__name__}."
+        )
+    for k, t in enumerate(tests):
+        if (
+            not isinstance(t, TestCase)
+            or not isinstance(t.input, str)
+            or not isinstance(t.expected, str)
+        ):
+            raise ConfigError(
+                "The 'tests' parameter of Sandbox.run must be a sequence of TestCase with str "
+                f"input and expected. Got {t!r} at index {k}."
+            )
+    return list(tests)

@@ -1,0 +1,245 @@
+"""Execution tables: statuses, test cases, the parent-side comparison and graded correctness.
+
+    table.status          # (m, K) int8 array of Status codes: table.status == Status.PASS
+    table.passed          # (m, K) bool
+    y = graded_correctness(table, gt_columns=range(16, 32))   # (m,) fraction of GT tests passed
+
+The comparison of actual and expected values happens here, in the sandbox's own process: the
+workers only send the canonical text of what a program returned.  A program can therefore make
+its output anything it likes, but never make a wrong output compare equal.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._json import JsonMixin, content_hash
+from ..errors import ConfigError
+from ._worker import Unserialisable, canon, parse_literal
+
+__all__ = ["ExecutionTable", "Status", "TestCase", "graded_correctness"]
+
+
+class Status(enum.IntEnum):
+    """What happened in one (program, test) cell."""
+
+    PASS = 0  # returned a value equal to the expected one
+    FAIL = 1  # returned a different (or unserialisable) value
+    ERROR = 2  # raised an exception (sys.exit included)
+    TIMEOUT = 3  # exceeded its per-test time budget (after one retry when load could explain it)
+    MEMORY = 4  # exceeded memory_mb
+    CRASH = 5  # the child died without a record (os._exit, a signal, a protocol violation)
+    SYNTAX = 6  # the program does not compile (the whole row)
+    INVALID_TEST = 7  # the test's input or expected value is not a valid literal (the column)
+
+
+_KIND_STATUS = {
+    "E": Status.ERROR,
+    "U": Status.FAIL,
+    "T": Status.TIMEOUT,
+    "M": Status.MEMORY,
+    "C": Status.CRASH,
+    "S": Status.SYNTAX,
+}
+
+
+@dataclass(frozen=True)
+class TestCase(JsonMixin):
+    """One test: ``input`` is the literal of the argument tuple, ``expected`` the literal of the
+    return value, e.g. ``TestCase(input="([1, 2], 3)", expected="4")``."""
+
+    __test__ = False  # not a pytest class
+
+    input: str
+    expected: str
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """Tests parsed once: canonical input texts for the workers, expected values for us."""
+
+    inputs: list[str | None]  # canonical argument tuple, None for an invalid test
+    expected: list[Any]
+    expected_text: list[str | None]
+    expected_sha: list[str | None]
+    problems: list[str]  # why a test is invalid ("" when valid)
+
+
+def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
+    inputs: list[str | None] = []
+    expected, texts, shas, problems = [], [], [], []
+    for t in tests:
+        try:
+            args = parse_literal(t.input)
+            if type(args) is not tuple:
+                raise ValueError(f"input must be a tuple literal, got {type(args).__name__}")
+            exp = parse_literal(t.expected)
+            arg_text, exp_text = canon(args), canon(exp)
+        except (
+            ValueError,
+            SyntaxError,
+            TypeError,
+            RecursionError,
+            MemoryError,
+            Unserialisable,
+        ) as e:
+            inputs.append(None)
+            expected.append(None)
+            texts.append(None)
+            shas.append(None)
+            problems.append(f"{type(e).__name__}: {str(e)[:120]}")
+            continue
+        inputs.append(arg_text)
+        expected.append(exp)
+        texts.append(exp_text)
+        shas.append(hashlib.sha256(exp_text.encode()).hexdigest())
+        problems.append("")
+    return _Prepared(inputs, expected, texts, shas, problems)
+
+
+def values_equal(a: Any, b: Any) -> bool:
+    """Equality of two plain values as a test means it: exact types, except that int and float
+    compare numerically (floats with rel/abs tolerance 1e-9, NaN equal to NaN); bool is not int,
+    list is not tuple."""
+    ta, tb = type(a), type(b)
+    if ta in (int, float) and tb in (int, float) and (ta is float or tb is float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if ta is not tb:
+        return False
+    if ta in (list, tuple):
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
+    if ta is dict:
+        return a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+class _Comparer:
+    """Turns raw cells into (status, output hash, detail), parsing each distinct output once."""
+
+    def __init__(self, prep: _Prepared) -> None:
+        self.prep = prep
+        self.parsed: dict[str, Any] = {}
+
+    def __call__(self, idx: int, kind: str, payload: str) -> tuple[Status, str, str]:
+        if kind == "V":
+            return self._value(idx, payload), _sha16(payload), ""
+        if kind == "H":  # too large to send: compared by hash, exactly
+            ok = payload == self.prep.expected_sha[idx]
+            return (Status.PASS if ok else Status.FAIL), payload[:16], "output compared by sha256"
+        status = _KIND_STATUS[kind]
+        detail = f"unserialisable return value: {payload}" if kind == "U" else payload
+        return status, _sha16(f"{kind}:{payload}"), detail
+
+    def _value(self, idx: int, text: str) -> Status:
+        if text == self.prep.expected_text[idx]:
+            return Status.PASS
+        if text not in self.parsed:
+            try:
+                self.parsed[text] = (True, parse_literal(text))
+            except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+                self.parsed[text] = (False, None)
+        ok, value = self.parsed[text]
+        return Status.PASS if ok and values_equal(value, self.prep.expected[idx]) else Status.FAIL
+
+
+def _sha16(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, eq=False)
+class ExecutionTable(JsonMixin):
+    """The result of ``Sandbox.run``: one row per program, one column per test."""
+
+    status: np.ndarray  # (m, K) int8 Status codes
+    passed: np.ndarray  # (m, K) bool, status == PASS
+    durations_s: np.ndarray  # (m, K) float seconds of the program's own call
+    output_hash: np.ndarray  # (m, K) str: sha256[:16] of the canonical output (or of the status)
+    detail: np.ndarray  # (m, K) str: exception type, crash reason, invalid-test reason, or ""
+    isolation: tuple[str, ...]
+    timeout_s: float
+    memory_mb: int
+    backend: str
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.status.shape  # type: ignore[return-value]
+
+    @property
+    def digest(self) -> str:
+        """Content hash of statuses and output hashes (not durations): equal digests mean
+        the same table, whatever the backend or the run."""
+        return content_hash({"status": self.status, "output_hash": self.output_hash})
+
+    def counts(self) -> dict[str, int]:
+        """Number of cells per status name."""
+        return {s.name: int((self.status == s).sum()) for s in Status}
+
+
+def build_table(
+    m: int,
+    prep: _Prepared,
+    cells: Sequence[tuple[int, int, str, float, str]],
+    *,
+    isolation: tuple[str, ...],
+    timeout_s: float,
+    memory_mb: int,
+    backend: str,
+) -> ExecutionTable:
+    K = len(prep.inputs)
+    status = np.full((m, K), int(Status.CRASH), dtype=np.int8)  # (m, K); every cell is overwritten
+    durations = np.zeros((m, K))
+    hashes = np.full((m, K), _sha16("C:missing"), dtype=object)
+    detail = np.full((m, K), "no record", dtype=object)
+    compare = _Comparer(prep)
+    for row, idx, kind, dur, payload in cells:
+        st, h, d = compare(idx, kind, payload)
+        status[row, idx], hashes[row, idx], detail[row, idx] = st, h, d
+        durations[row, idx] = dur
+    for idx, problem in enumerate(prep.problems):
+        if problem:
+            status[:, idx] = Status.INVALID_TEST
+            hashes[:, idx] = _sha16("I:invalid test")
+            detail[:, idx] = problem
+    arrays = [status, status == Status.PASS, durations, hashes.astype(str), detail.astype(str)]
+    for a in arrays:
+        a.setflags(write=False)
+    return ExecutionTable(*arrays, isolation, timeout_s, memory_mb, backend)  # type: ignore[arg-type]
+
+
+def graded_correctness(table: ExecutionTable, gt_columns: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Fraction of the ground-truth tests each program passes: ``y`` of shape (m,).
+
+    ``gt_columns`` are column indices (or a boolean mask of length K).  A ground-truth column
+    that is INVALID_TEST is an error in the data, not a program's failure, so it raises."""
+    K = table.shape[1]
+    cols = np.asarray(gt_columns)
+    if cols.dtype == bool:
+        if cols.shape != (K,):
+            raise ConfigError(
+                f"The 'gt_columns' parameter of graded_correctness must be a boolean mask of "
+                f"length {K} or column indices. Got a mask of shape {cols.shape}."
+            )
+        cols = np.flatnonzero(cols)
+    if cols.size == 0 or cols.ndim != 1 or not np.issubdtype(cols.dtype, np.integer):
+        raise ConfigError(
+            "The 'gt_columns' parameter of graded_correctness must be a non-empty sequence of "
+            f"column indices in [0, {K}). Got {list(np.atleast_1d(gt_columns))!r}."
+        )
+    if cols.min() < 0 or cols.max() >= K:
+        raise ConfigError(
+            "The 'gt_columns' parameter of graded_correctness must be column indices in "
+            f"[0, {K}). Got {cols.tolist()!r}."
+        )
+    bad = [int(c) for c in cols if (table.status[:, c] == Status.INVALID_TEST).any()]
+    if bad:
+        raise ConfigError(f"Ground-truth test column(s) {bad} are INVALID_TEST: fix the tests.")
+    return table.passed[:, cols].mean(axis=1)  # (m,)

@@ -1,0 +1,106 @@
+"""Sandbox.run on ordinary programs: statuses, the pass matrix, determinism, bad arguments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rewardkit.errors import ConfigError
+from rewardkit.sandbox import Sandbox, Status, TestCase, graded_correctness
+
+ADD_OK = "def add(a, b):\n    return a + b\n"
+ADD_WRONG = "def add(a, b):\n    return a - b\n"
+ADD_SYNTAX = "def add(a, b)\n    return a + b\n"
+ADD_RAISES = "def add(a, b):\n    return a / b\n"
+ADD_LIST = "def add(a, b):\n    return [a + b]\n"
+TESTS = [
+    TestCase("(1, 2)", "3"),
+    TestCase("(2, 0)", "2"),
+    TestCase("(0.1, 0.2)", "0.3"),  # float tolerance: 0.1 + 0.2 != 0.3 exactly
+    TestCase("(1,", "3"),  # not a literal
+    TestCase("5", "5"),  # not a tuple
+    TestCase("(1, 1)", "__import__('os')"),  # expected is code, not a literal
+]
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(timeout_s=1.0, memory_mb=256, workers=2) as box:
+        yield box
+
+
+def test_statuses_of_ordinary_programs(sb):
+    table = sb.run([ADD_OK, ADD_WRONG, ADD_SYNTAX, ADD_RAISES, ADD_LIST], TESTS, entry_point="add")
+    P, F, E, S, I = Status.PASS, Status.FAIL, Status.ERROR, Status.SYNTAX, Status.INVALID_TEST
+    expected = [
+        [P, P, P, I, I, I],
+        [F, P, F, I, I, I],  # 2 - 0 == 2 passes: a wrong program can pass a weak test
+        [S, S, S, I, I, I],
+        [F, E, F, I, I, I],
+        [F, F, F, I, I, I],  # [3] is not 3
+    ]
+    np.testing.assert_array_equal(table.status, np.array(expected, dtype=np.int8))
+    np.testing.assert_array_equal(table.passed, table.status == Status.PASS)
+    assert table.detail[3, 1] == "ZeroDivisionError"
+    assert "tuple" in table.detail[0, 4]
+    assert table.shape == (5, 6)
+    assert "rlimits" in table.isolation
+
+
+def test_same_input_same_table(sb):
+    progs = [ADD_OK, ADD_WRONG, ADD_RAISES, ADD_LIST] * 3
+    a = sb.run(progs, TESTS, entry_point="add")
+    b = sb.run(progs, TESTS, entry_point="add")
+    np.testing.assert_array_equal(a.status, b.status)
+    np.testing.assert_array_equal(a.output_hash, b.output_hash)
+    assert a.digest == b.digest
+    # equal outputs hash equal, different outputs differently
+    assert a.output_hash[0, 0] == a.output_hash[4, 0]
+    assert a.output_hash[0, 0] != a.output_hash[1, 0]
+
+
+def test_graded_correctness(sb):
+    table = sb.run([ADD_OK, ADD_WRONG, ADD_RAISES], TESTS[:3], entry_point="add")
+    np.testing.assert_allclose(graded_correctness(table, [0, 1, 2]), [1.0, 1 / 3, 0.0])
+    np.testing.assert_allclose(graded_correctness(table, np.array([False, True, False])), [1, 1, 0])
+    with pytest.raises(ConfigError, match=r"'gt_columns' parameter of graded_correctness"):
+        graded_correctness(table, [3])
+    with pytest.raises(ConfigError, match=r"non-empty sequence"):
+        graded_correctness(table, [])
+
+
+def test_invalid_gt_column_raises(sb):
+    table = sb.run([ADD_OK], TESTS, entry_point="add")
+    with pytest.raises(ConfigError, match=r"\[3\] are INVALID_TEST"):
+        graded_correctness(table, [0, 3])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"timeout_s": 0}, r"'timeout_s' parameter of Sandbox must be a float in \[0.001, 3600\]"),
+        ({"memory_mb": 10}, r"'memory_mb' parameter of Sandbox must be an int >= 64. Got 10"),
+        ({"workers": 0}, r"'workers' parameter of Sandbox must be an int >= 1"),
+        ({"backend": "k8s"}, r"'backend' parameter of Sandbox must be one of 'local', 'ray'"),
+        ({"isolation": "none"}, r"'isolation' parameter of Sandbox must be one of"),
+    ],
+)
+def test_bad_sandbox_arguments(kwargs, match):
+    with pytest.raises(ConfigError, match=match):
+        Sandbox(**kwargs)
+
+
+def test_bad_run_arguments(sb):
+    with pytest.raises(ConfigError, match=r"'programs' parameter of Sandbox.run .* Got str"):
+        sb.run(ADD_OK, TESTS, entry_point="add")
+    with pytest.raises(ConfigError, match=r"Got int at index 1"):
+        sb.run([ADD_OK, 3], TESTS, entry_point="add")
+    with pytest.raises(ConfigError, match=r"'tests' parameter .* at index 0"):
+        sb.run([ADD_OK], [("(1, 2)", "3")], entry_point="add")
+    with pytest.raises(ConfigError, match=r"'entry_point' parameter .* Got 'not valid'"):
+        sb.run([ADD_OK], TESTS, entry_point="not valid")
+
+
+def test_empty_inputs(sb):
+    assert sb.run([], TESTS, entry_point="add").shape == (0, 6)
+    assert sb.run([ADD_OK], [], entry_point="add").shape == (1, 0)
