@@ -33,7 +33,7 @@ import numpy as np
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
 from ._bank_tasks import DEFINITIONS
-from .executor import CachedExecutor, Executor, TestCase, default_executor
+from .executor import Executor, TestCase, default_executor_name, owned_executor
 from .mutations import FAMILIES, mutate
 
 __all__ = ["BANK_VERSION", "Candidate", "Task", "TaskBank", "initial_policy", "load_bank"]
@@ -173,7 +173,8 @@ def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) ->
     for i, (name, _, _) in enumerate(pool):
         if name.startswith(("reference", "variant")) and not res.passed[i].all():
             raise RuntimeError(f"task {entry}: correct program {name} fails its own tests")
-    kept, discarded, silent = [], 0, 0
+    kept: list[tuple[int, tuple[str, str, str]]] = []
+    discarded = silent = 0
     for i, mu in enumerate(mutants, start=len(pool)):
         if y[i] == 1.0:
             discarded += 1
@@ -215,14 +216,31 @@ def initial_policy(task: Task) -> np.ndarray:
     return np.where(correct, INITIAL_CORRECT_MASS / n_ok, (1.0 - INITIAL_CORRECT_MASS) / n_bad)
 
 
-_CACHE: dict[tuple[int, str], TaskBank] = {}
+_CACHE: dict[tuple[int, str, tuple[str, ...]], TaskBank] = {}
 
 
-def load_bank(*, executor: Executor | None = None, seed: int = 0) -> TaskBank:
-    """Build (once per process and executor kind) the embedded bank. Deterministic in ``seed``."""
-    ex = executor if executor is not None else CachedExecutor(default_executor())
-    key = (seed, ex.name)
+def load_bank(
+    *, executor: Executor | None = None, seed: int = 0, task_ids: Sequence[str] | None = None
+) -> TaskBank:
+    """Build (once per process, seed, executor kind and task subset) the embedded bank, or the
+    subset ``task_ids`` of it. Deterministic in ``seed``: a task is built the same way whether
+    or not it is part of a subset."""
+    known = [d["task_id"] for d in DEFINITIONS]
+    wanted = tuple(known) if task_ids is None else tuple(task_ids)
+    bad = [t for t in wanted if t not in known]
+    if bad or not wanted:
+        raise ConfigError(
+            f"The 'task_ids' parameter of load_bank must name tasks of the bank ({known}). "
+            f"Got {list(task_ids or [])!r}."
+        )
+    name = executor.name if executor is not None else f"cached({default_executor_name()})"
+    key = (seed, name, wanted)
     if key not in _CACHE:
-        tasks = tuple(_build_task(i, d, ex, seed) for i, d in enumerate(DEFINITIONS))
-        _CACHE[key] = TaskBank(BANK_VERSION, tasks, ex.name)
+        with owned_executor(executor) as ex:
+            tasks = tuple(
+                _build_task(i, d, ex, seed)
+                for i, d in enumerate(DEFINITIONS)
+                if d["task_id"] in wanted
+            )
+        _CACHE[key] = TaskBank(BANK_VERSION, tasks, name)
     return _CACHE[key]

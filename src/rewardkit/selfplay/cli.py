@@ -122,10 +122,10 @@ def ig_command(
     gen = np.random.default_rng(seed)
     results = []
     for t in tables:
-        r = ig_rewards(
+        res = ig_rewards(
             t["passed"], t["y"], gate=gate, correction=correction, n_perm=n_perm, rng=gen
         )
-        results.append({"task_id": t["task_id"], **r.to_dict()})
+        results.append({"task_id": t["task_id"], **res.to_dict()})
     doc = {"correction": correction, "gate": gate, "tasks": results}
     hashes = write_artefacts(out, {"ig.json": doc})
     if as_json:
@@ -236,11 +236,12 @@ def simulate_command(
     from .simulate import SimConfig, simulate
 
     as_json, out = resolve_settings(ctx, as_json, out)
-    inner: Any = {
+    makers: dict[str, Any] = {
         "auto": default_executor,
         "sandbox": SandboxExecutor,
         "trusted": TrustedExecutor,
-    }[executor]()
+    }
+    inner = makers[executor]()
     ex = CachedExecutor(inner)
     try:
         sim = simulate(

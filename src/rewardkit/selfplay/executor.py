@@ -42,6 +42,8 @@ __all__ = [
     "TestCase",
     "TrustedExecutor",
     "default_executor",
+    "default_executor_name",
+    "owned_executor",
 ]
 
 if have("rewardkit.sandbox"):
@@ -193,12 +195,30 @@ class SandboxExecutor:
         self.close()
 
 
+def default_executor_name() -> str:
+    """What :func:`default_executor` would return, without starting it."""
+    return SandboxExecutor.name if have("rewardkit.sandbox") else TrustedExecutor.name
+
+
 def default_executor(**sandbox_kwargs: Any) -> Executor:
     """The sandbox when ``rewardkit.sandbox`` is importable; else :class:`TrustedExecutor`,
     which is only fit for this package's own bank programs."""
     if have("rewardkit.sandbox"):
         return SandboxExecutor(**sandbox_kwargs)
     return TrustedExecutor()
+
+
+@contextmanager
+def owned_executor(executor: Executor | None) -> Iterator[Executor]:
+    """The caller's executor as is, or a cached default one that is closed on exit."""
+    if executor is not None:
+        yield executor
+        return
+    ex = CachedExecutor(default_executor())
+    try:
+        yield ex
+    finally:
+        ex.close()
 
 
 class CachedExecutor:

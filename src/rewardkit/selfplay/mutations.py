@@ -132,7 +132,7 @@ def _is_guard(stmt: ast.stmt) -> bool:
 
 def _drop_guard(tree: ast.Module, k: int) -> bool:
     banned = _inside_while(tree)
-    sites = []
+    sites: list[tuple[list[ast.stmt], int]] = []
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and id(node) not in banned:
@@ -172,7 +172,7 @@ _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 
 def _swap_statements(tree: ast.Module, k: int) -> bool:
     banned = _inside_while(tree)
-    sites = []
+    sites: list[tuple[list[ast.stmt], int]] = []
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and id(node) not in banned:
@@ -217,6 +217,7 @@ def _init_plus_one(tree: ast.Module, k: int) -> bool:
     if node is None:
         return False
     assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+    assert type(node.value.value) is int
     node.value = ast.Constant(node.value.value + 1)
     return True
 
@@ -285,6 +286,7 @@ def _step_plus_one(tree: ast.Module, k: int) -> bool:
     if node is None:
         return False
     assert isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Constant)
+    assert type(node.value.value) is int
     node.value = ast.Constant(node.value.value + 1)
     return True
 

@@ -35,7 +35,7 @@ from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._rng import as_generator
 from ..errors import ConfigError, InputError
 from .bank import TaskBank, initial_policy
-from .executor import CachedExecutor, Executor, TestCase, default_executor
+from .executor import Executor, TestCase, owned_executor
 from .mutations import FAMILIES
 
 __all__ = [
@@ -174,7 +174,7 @@ def detection_from_table(
     if disputed is not None:
         counted &= ~np.asarray(disputed, bool)
     rejected = ~np.asarray(passed, bool) & counted[:, None]
-    detected = rejected.any(axis=1)
+    detected = np.asarray(rejected.any(axis=1))
     d = rejected.sum(axis=0) / max(int(counted.sum()), 1)
     return counted, detected, d
 
@@ -187,7 +187,6 @@ def detection_rate(
     undisputed_only: bool = False,
 ) -> DetectionRate:
     """Run each task's P0 members on its selected tests and read D_s off the result."""
-    ex = executor if executor is not None else CachedExecutor(default_executor())
     unknown = set(selected) - set(pool.task_ids)
     if unknown:
         raise ConfigError(
@@ -198,25 +197,26 @@ def detection_rate(
     fam_detected: dict[str, int] = {}
     per_test: dict[str, tuple[float, ...]] = {}
     n_c = n_d = 0
-    for task_id, tests in selected.items():
-        members = pool.for_task(task_id)
-        if tests:
-            res = ex.run(
-                [p.source for p in members], list(tests), entry_point=members[0].entry_point
-            )
-            passed = res.passed
-        else:
-            passed = np.ones((len(members), 0), bool)
-        y = np.array([p.y for p in members])
-        disp = np.array([p.disputed for p in members]) if undisputed_only else None
-        counted, detected, d = detection_from_table(passed, y, disputed=disp)
-        per_test[task_id] = tuple(float(v) for v in d)
-        n_c += int(counted.sum())
-        n_d += int(detected.sum())
-        for p, c, det in zip(members, counted, detected):
-            if c:
-                fam_counted[p.family] = fam_counted.get(p.family, 0) + 1
-                fam_detected[p.family] = fam_detected.get(p.family, 0) + int(det)
+    with owned_executor(executor) as ex:
+        for task_id, tests in selected.items():
+            members = pool.for_task(task_id)
+            if tests:
+                res = ex.run(
+                    [p.source for p in members], list(tests), entry_point=members[0].entry_point
+                )
+                passed = res.passed
+            else:
+                passed = np.ones((len(members), 0), bool)
+            y = np.array([p.y for p in members])
+            disp = np.array([p.disputed for p in members]) if undisputed_only else None
+            counted, detected, d = detection_from_table(passed, y, disputed=disp)
+            per_test[task_id] = tuple(float(v) for v in d)
+            n_c += int(counted.sum())
+            n_d += int(detected.sum())
+            for p, c, det in zip(members, counted, detected):
+                if c:
+                    fam_counted[p.family] = fam_counted.get(p.family, 0) + 1
+                    fam_detected[p.family] = fam_detected.get(p.family, 0) + int(det)
     per_family = {
         f: (fam_detected[f] / fam_counted[f]) if fam_counted.get(f) else None
         for f in sorted(fam_counted)

@@ -149,7 +149,7 @@ def prune(
         invalid_test = np.asarray(table.status) == Status.INVALID_TEST
     inv = np.zeros(K, bool) if invalid_test is None else np.asarray(invalid_test, bool)
     if inv.ndim == 2:
-        inv = inv.any(axis=0)
+        inv = np.asarray(inv.any(axis=0))
     if inv.shape != (K,):
         raise ConfigError(
             f"The 'invalid_test' parameter of {func} must have shape ({K},) or ({m}, {K}). "

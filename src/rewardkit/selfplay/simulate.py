@@ -43,7 +43,7 @@ from .._rng import as_generator
 from ..errors import ConfigError
 from .bank import TaskBank, initial_policy, load_bank
 from .checks import p4_check
-from .executor import CachedExecutor, Executor, default_executor
+from .executor import Executor, owned_executor
 from .infogain import ig_rewards, permutation_null
 from .mutations import FAMILIES
 from .probes import ProbePool, build_probe_pool
@@ -232,7 +232,7 @@ def _run(
     steps: int,
     cfg: SimConfig,
     gen: np.random.Generator,
-    tick: Callable[[], None],
+    tick: Callable[[], object],
 ) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """All arms × seeds × tasks as one batch of R rows, ordered (arm, seed, task). Uniforms
     are drawn per (seed, task) and shared by the arms: common random numbers, so arm
@@ -296,7 +296,7 @@ def _run(
         null_se_k = permutation_null(E_k, y, n_perm=cfg.n_perm, rng=gen).se
         keff, _ = k_eff_batch(E_k, kept_k)
         ig_kept = np.where(kept, plain, 0.0).sum(axis=1) / np.maximum(n_kept, 1)
-        h_task[step], ig_task[step] = ig.h_y, ig_kept
+        h_task[step], ig_task[step] = np.asarray(ig.h_y), ig_kept
         gsum = lambda x: x.reshape(n_groups, -1).sum(axis=1)  # noqa: E731
         ds = gsum((detected & p0_buggy).sum(axis=1)) / np.maximum(gsum(p0_buggy.sum(axis=1)), 1)
         fam = {}
@@ -309,8 +309,8 @@ def _run(
         kept_reward = gsum(np.where(kept, r_test, 0.0).sum(axis=1))
         cols = {
             "D_s": ds,
-            "H_y": _group_mean(ig.h_y, n_groups),
-            "C_hat": _group_mean(ig.c_hat.astype(float), n_groups),
+            "H_y": _group_mean(np.asarray(ig.h_y), n_groups),
+            "C_hat": _group_mean(np.asarray(ig.c_hat, float), n_groups),
             "k_eff": _group_mean(keff, n_groups),
             "n_kept": _group_mean(n_kept.astype(float), n_groups),
             "pass_at_1": _group_mean((pc * correct_all).sum(axis=1), n_groups),
@@ -439,15 +439,22 @@ def simulate(
         )
     gen = as_generator(rng, func)
     seed = int(gen.integers(0, 2**31 - 1))
-    ex = executor if executor is not None else CachedExecutor(default_executor())
     bank = bank or load_bank()
     pool = build_probe_pool(bank, rng=seed, size=cfg.p0_size)
-    world = _build_world(bank, pool, ex)
+    with owned_executor(executor) as ex:
+        world = _build_world(bank, pool, ex)
+        ex_name = ex.name
     bar = iter(
         track(range(steps), description="self-play simulation", total=steps, enabled=progress)
     )
     records, h_task, ig_task = _run(
-        world, arms, n_seeds, steps, cfg, np.random.default_rng(seed), lambda: next(bar, None)
+        world,
+        arms,
+        n_seeds,
+        steps,
+        cfg,
+        np.random.default_rng(seed),
+        lambda: next(bar, None),
     )
     for _ in bar:  # let the progress bar finish
         pass
@@ -459,7 +466,7 @@ def simulate(
         n_seeds,
         seed,
         steps,
-        ex.name,
+        ex_name,
         bank.content_hash,
         pool.content_hash,
         tuple(records),
