@@ -16,7 +16,6 @@ plug-in bias exceeds the Miller–Madow bound on sparse tables).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +199,7 @@ def p1_command(
             )
         )
     if not res.holds:
-        sys.exit(1)
+        ctx.exit(1)
 
 
 @selfplay.command("simulate")

@@ -390,8 +390,11 @@ def ig_rewards(
                 "The 'rng' parameter of ig_rewards must be an int seed or a numpy.random."
                 "Generator when correction='permutation'. Got None."
             )
-        null = permutation_null(b.E, b.values, n_perm=n_perm, rng=rng)
-        term = null.mean if not b.squeeze else null.mean[None]
+        full = permutation_null(b.E, b.values, n_perm=n_perm, rng=rng)  # (T, K) fields
+        term = full.mean
+        null = PermutationNull(
+            *(_out(b, x) for x in (full.mean, full.sd, full.se, full.pvalue)), n_perm
+        )
     ef = b.E.astype(float)
     cov = (ef * b.values[:, :, None]).mean(axis=1) - ef.mean(axis=1) * b.values.mean(axis=1)[
         :, None
