@@ -35,7 +35,7 @@ def _batch(seed: int, T: int = 40, m: int = 16, K: int = 24, levels: int = 9):
 
 
 def test_plugin_mi_equals_sklearn_per_column():
-    E, y = _batch(0)
+    E, y = _batch(0, T=16)
     mi = plugin_mi(E, y / 8)  # fractions of 8 GT tests
     ref = np.array([[mutual_info_score(E[t, :, j], y[t]) for j in range(E.shape[2])] for t in range(len(E))])
     np.testing.assert_allclose(mi, ref, rtol=0, atol=1e-12)

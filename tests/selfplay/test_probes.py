@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rewardkit.errors import ConfigError, InputError
-from rewardkit.selfplay.executor import TestCase
+from rewardkit.selfplay.executor import TestCase, owned_executor
 from rewardkit.selfplay.probes import ProbePool, build_probe_pool, detection_rate
 
 
@@ -57,12 +57,14 @@ def test_e4_modal_suite_misses_the_aliasing_bug(bank, pool):
 
 
 def test_full_gt_detects_every_buggy_member(bank, pool):
-    d = detection_rate(pool, {t.task_id: t.gt_tests for t in bank.tasks})
-    assert d.overall == 1.0  # y < 1 means some GT test rejects it
-    empty = detection_rate(pool, {t.task_id: [] for t in bank.tasks})
-    assert empty.overall == 0.0 and empty.n_counted == d.n_counted
-    und = detection_rate(pool, {t.task_id: t.gt_tests for t in bank.tasks}, undisputed_only=True)
-    assert und.n_counted <= d.n_counted
+    gt = {t.task_id: t.gt_tests for t in bank.tasks}
+    with owned_executor(None) as ex:
+        d = detection_rate(pool, gt, executor=ex)
+        assert d.overall == 1.0  # y < 1 means some GT test rejects it
+        empty = detection_rate(pool, {t.task_id: [] for t in bank.tasks}, executor=ex)
+        assert empty.overall == 0.0 and empty.n_counted == d.n_counted
+        und = detection_rate(pool, gt, executor=ex, undisputed_only=True)
+        assert und.n_counted <= d.n_counted
 
 
 def test_unknown_task_is_refused(pool):
