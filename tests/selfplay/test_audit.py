@@ -9,7 +9,9 @@ from rewardkit.selfplay.audit import estimator_audit
 
 def test_audit_reproduces_the_regime_findings():
     a = estimator_audit(m=16, G=16, n_rep=600, n_perm=40, rng=0)
-    ind = {c: a.row("independent", c) for c in ("none", "miller_madow", "exact_null", "permutation")}
+    ind = {
+        c: a.row("independent", c) for c in ("none", "miller_madow", "exact_null", "permutation")
+    }
     assert ind["none"].true_mi == 0.0
     assert ind["none"].bias > 0.3  # plug-in on noise: more than half of H(t) ≤ ln 2
     assert 0 < ind["none"].bias - ind["miller_madow"].bias < 0.1  # MM removes only a little

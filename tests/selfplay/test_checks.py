@@ -26,7 +26,7 @@ def test_seed_numbers_at_m16():
 @pytest.mark.parametrize("m", [8, 16, 32, 64])
 def test_asymptotes(m):
     for G in range(1, 3 * m):
-        expected = G / (2 * m) if G + 1 <= m // 2 else 0.25 - 1 / (2 * m)
+        expected = G / (2 * m) if m // 2 >= G + 1 else 0.25 - 1 / (2 * m)
         assert mm_peak(m, G) == pytest.approx(expected)
 
 
@@ -61,7 +61,9 @@ def test_p1_reproduces_the_finding_at_m16():
 
 
 def test_p1_rejects_a_tiny_m():
-    with pytest.raises(ConfigError, match="The 'm' parameter of p1_check must be an int >= 4. Got 2."):
+    with pytest.raises(
+        ConfigError, match=r"The 'm' parameter of p1_check must be an int >= 4\. Got 2\."
+    ):
         p1_check(m=2)
 
 

@@ -12,14 +12,39 @@ from rewardkit.cli import main
 def test_ig_on_a_user_table(tmp_path, capsys):
     table = tmp_path / "t.jsonl"
     table.write_text(
-        json.dumps({"task_id": "t1", "passed": [[1, 1, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1]], "y": [1, 1, 0.5, 0]})
+        json.dumps(
+            {
+                "task_id": "t1",
+                "passed": [[1, 1, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1]],
+                "y": [1, 1, 0.5, 0],
+            }
+        )
         + "\n"
     )
     out = tmp_path / "o"
-    assert main(["selfplay", "ig", "--table", str(table), "--correction", "none", "--json", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "selfplay",
+                "ig",
+                "--table",
+                str(table),
+                "--correction",
+                "none",
+                "--json",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     t = doc["tasks"][0]
-    assert t["task_id"] == "t1" and abs(t["reward"][0] - 0.6931471805599453) < 1e-15 and t["reward"][2] == 0.0
+    assert (
+        t["task_id"] == "t1"
+        and abs(t["reward"][0] - 0.6931471805599453) < 1e-15
+        and t["reward"][2] == 0.0
+    )
     assert json.loads((out / "ig.json").read_text())["tasks"][0]["mi"] == t["mi"]
     assert (out / "manifest.json").exists()
 
@@ -30,8 +55,14 @@ def test_ig_on_a_user_table(tmp_path, capsys):
         ("{not json", r"t.jsonl, line 1: not valid JSON"),
         ('{"task_id": "a", "y": [1]}', r"t.jsonl, line 1, field 'passed': missing"),
         ('{"task_id": "a", "passed": [[1, 2]], "y": [1]}', r"field 'passed': cells must be 0 or 1"),
-        ('{"task_id": "a", "passed": [[1], [0, 1]], "y": [1, 0]}', r"field 'passed': rows must all have the same"),
-        ('{"task_id": "a", "passed": [[1], [0]], "y": [1]}', r"field 'y': expected 2 finite numbers"),
+        (
+            '{"task_id": "a", "passed": [[1], [0, 1]], "y": [1, 0]}',
+            r"field 'passed': rows must all have the same",
+        ),
+        (
+            '{"task_id": "a", "passed": [[1], [0]], "y": [1]}',
+            r"field 'y': expected 2 finite numbers",
+        ),
     ],
 )
 def test_bad_tables_exit_2_with_one_line(tmp_path, capsys, line, match):
@@ -60,7 +91,21 @@ def test_p1_exits_1_when_the_prediction_fails(tmp_path, capsys):
 
 def test_simulate_writes_instruments_and_curves(tmp_path, capsys):
     out = tmp_path / "o"
-    rc = main(["selfplay", "simulate", "--steps", "3", "--seeds", "1", "--arms", "A,C", "--json", "--out", str(out)])
+    rc = main(
+        [
+            "selfplay",
+            "simulate",
+            "--steps",
+            "3",
+            "--seeds",
+            "1",
+            "--arms",
+            "A,C",
+            "--json",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["arms"] == ["A", "C"] and "not LLM training" in doc["label"]

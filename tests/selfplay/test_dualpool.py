@@ -40,7 +40,12 @@ def test_alpha_one_is_the_probe_pool_and_lambda_adds_detection():
 
 def test_bad_parameters():
     E, y, P, yp = _tables(2)
-    with pytest.raises(ConfigError, match=r"'alpha' parameter of dual_pool_rewards must be a float in \[0, 1\]. Got 1.5"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'alpha' parameter of dual_pool_rewards must be a float in \[0, 1\]. Got 1.5",
+    ):
         dual_pool_rewards(E, y, P, yp, alpha=1.5)
-    with pytest.raises(ConfigError, match="'E_p0' parameter of dual_pool_rewards must run P0 on the same tests"):
+    with pytest.raises(
+        ConfigError, match="'E_p0' parameter of dual_pool_rewards must run P0 on the same tests"
+    ):
         dual_pool_rewards(E, y, P[:, :, :3], yp)

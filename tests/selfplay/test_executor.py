@@ -14,7 +14,11 @@ from rewardkit.selfplay.executor import (
     default_executor,
 )
 
-PROGS = ["def f(x):\n    return x + 1\n", "def f(x):\n    return x\n", "def f(x):\n    raise ValueError\n"]
+PROGS = [
+    "def f(x):\n    return x + 1\n",
+    "def f(x):\n    return x\n",
+    "def f(x):\n    raise ValueError\n",
+]
 TESTS = [TestCase("(1,)", "2"), TestCase("(2,)", "2"), TestCase("(", "0")]
 
 

@@ -37,7 +37,9 @@ def _batch(seed: int, T: int = 40, m: int = 16, K: int = 24, levels: int = 9):
 def test_plugin_mi_equals_sklearn_per_column():
     E, y = _batch(0, T=16)
     mi = plugin_mi(E, y / 8)  # fractions of 8 GT tests
-    ref = np.array([[mutual_info_score(E[t, :, j], y[t]) for j in range(E.shape[2])] for t in range(len(E))])
+    ref = np.array(
+        [[mutual_info_score(E[t, :, j], y[t]) for j in range(E.shape[2])] for t in range(len(E))]
+    )
     np.testing.assert_allclose(mi, ref, rtol=0, atol=1e-12)
 
 
@@ -46,7 +48,10 @@ def test_null_mi_equals_sklearn_expected_mutual_information():
     got = null_mi(E, y)
     ref = np.array(
         [
-            [expected_mutual_information(contingency_matrix(E[t, :, j], y[t]), y.shape[1]) for j in range(E.shape[2])]
+            [
+                expected_mutual_information(contingency_matrix(E[t, :, j], y[t]), y.shape[1])
+                for j in range(E.shape[2])
+            ]
             for t in range(len(E))
         ]
     )
@@ -66,7 +71,9 @@ def test_permutation_null_matches_brute_force_with_the_same_shuffles():
     P = 50
     pn = permutation_null(E, y, n_perm=P, rng=7)
     perms = np.random.default_rng(7).permuted(np.broadcast_to(np.arange(16), (3, P, 16)), axis=-1)
-    vals = np.stack([plugin_mi(E, np.take_along_axis(y, perms[:, p], axis=1)) for p in range(P)], axis=-1)
+    vals = np.stack(
+        [plugin_mi(E, np.take_along_axis(y, perms[:, p], axis=1)) for p in range(P)], axis=-1
+    )
     np.testing.assert_allclose(pn.mean, vals.mean(axis=-1), atol=1e-12)
     np.testing.assert_allclose(pn.sd, vals.std(axis=-1, ddof=1), atol=1e-12)
     obs = plugin_mi(E, y)
@@ -79,7 +86,9 @@ def test_miller_madow_general_form_on_hand_tables():
     # column [1,0,1,0]: (pass,1) (fail,1) (pass,.5) (fail,0) → S=4; constant column: S=C=3, R=1
     E = np.array([[1, 1, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1]])
     y = [1.0, 1.0, 0.5, 0.0]
-    np.testing.assert_allclose(miller_madow_bias(E, y), [(3 - 2 - 3 + 1) / 8, (4 - 2 - 3 + 1) / 8, 0.0])
+    np.testing.assert_allclose(
+        miller_madow_bias(E, y), [(3 - 2 - 3 + 1) / 8, (4 - 2 - 3 + 1) / 8, 0.0]
+    )
     # a full table S = R·C reduces to (R−1)(C−1)/(2N)
     E2 = np.array([[1], [0], [1], [0], [1], [0]])
     y2 = [0, 0, 1, 1, 2, 2]
@@ -166,15 +175,42 @@ def test_ig_matches_hand_value():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: plugin_mi(np.zeros(4), np.zeros(4)), r"'E' parameter of plugin_mi must be a 0/1 array of shape \(m, K\)"),
-        (lambda: plugin_mi(np.full((4, 2), 2), np.zeros(4)), r"'E' parameter of plugin_mi must hold only 0/1"),
-        (lambda: null_mi(np.zeros((4, 2)), np.zeros(3)), r"'y' parameter of null_mi must have shape \(4,\)"),
-        (lambda: plugin_mi(np.zeros((2, 2)), [0.0, float("nan")]), r"'y' parameter of plugin_mi must be finite"),
-        (lambda: ig_rewards(np.zeros((2, 2)), [0, 1], correction="mm"), r"'correction' parameter of ig_rewards must be one of 'none', 'miller_madow'"),
-        (lambda: ig_rewards(np.zeros((2, 2)), [0, 1], gate="cov"), r"'gate' parameter of ig_rewards must be one of"),
-        (lambda: ig_rewards(np.zeros((2, 2)), [0, 1], correction="permutation"), r"'rng' parameter of ig_rewards must be an int seed"),
-        (lambda: permutation_null(np.zeros((2, 2)), [0, 1], n_perm=1, rng=0), r"'n_perm' parameter of permutation_null must be an int >= 2. Got 1"),
-        (lambda: entropy(np.zeros((2, 2, 2))), r"'y' parameter of entropy must have shape \(m,\) or \(T, m\)"),
+        (
+            lambda: plugin_mi(np.zeros(4), np.zeros(4)),
+            r"'E' parameter of plugin_mi must be a 0/1 array of shape \(m, K\)",
+        ),
+        (
+            lambda: plugin_mi(np.full((4, 2), 2), np.zeros(4)),
+            r"'E' parameter of plugin_mi must hold only 0/1",
+        ),
+        (
+            lambda: null_mi(np.zeros((4, 2)), np.zeros(3)),
+            r"'y' parameter of null_mi must have shape \(4,\)",
+        ),
+        (
+            lambda: plugin_mi(np.zeros((2, 2)), [0.0, float("nan")]),
+            r"'y' parameter of plugin_mi must be finite",
+        ),
+        (
+            lambda: ig_rewards(np.zeros((2, 2)), [0, 1], correction="mm"),
+            r"'correction' parameter of ig_rewards must be one of 'none', 'miller_madow'",
+        ),
+        (
+            lambda: ig_rewards(np.zeros((2, 2)), [0, 1], gate="cov"),
+            r"'gate' parameter of ig_rewards must be one of",
+        ),
+        (
+            lambda: ig_rewards(np.zeros((2, 2)), [0, 1], correction="permutation"),
+            r"'rng' parameter of ig_rewards must be an int seed",
+        ),
+        (
+            lambda: permutation_null(np.zeros((2, 2)), [0, 1], n_perm=1, rng=0),
+            r"'n_perm' parameter of permutation_null must be an int >= 2. Got 1",
+        ),
+        (
+            lambda: entropy(np.zeros((2, 2, 2))),
+            r"'y' parameter of entropy must have shape \(m,\) or \(T, m\)",
+        ),
     ],
 )
 def test_bad_inputs_name_the_parameter(call, match):

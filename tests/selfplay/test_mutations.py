@@ -37,11 +37,20 @@ def test_each_mutant_is_one_edit_compiles_and_differs():
         compile(m.source, "<m>", "exec")
         assert m.source != original
     kinds = {m.operator for m in muts}
-    assert {"copy_to_alias", "drop_guard", "range_end_early", "flip_comparison", "swap_statements"} <= kinds
+    assert {
+        "copy_to_alias",
+        "drop_guard",
+        "range_end_early",
+        "flip_comparison",
+        "swap_statements",
+    } <= kinds
 
 
 def test_aliasing_rewrites_copies_to_the_name():
-    src = "def g(a):\n    b = a[:]\n    c = a.copy()\n    import copy\n    d = copy.deepcopy(a)\n    return b, c, d\n"
+    src = (
+        "def g(a):\n    b = a[:]\n    c = a.copy()\n    import copy\n"
+        "    d = copy.deepcopy(a)\n    return b, c, d\n"
+    )
     out = [m.source for m in mutate(src, families=("aliasing",))]
     assert any("b = a\n" in s for s in out)
     assert any("c = a\n" in s for s in out)

@@ -30,7 +30,9 @@ def test_tampered_pool_is_refused(pool, tmp_path):
     doc = json.loads(path.read_text())
     doc["probes"][0]["y"] = 0.0 if doc["probes"][0]["y"] else 1.0
     path.write_text(json.dumps(doc))
-    with pytest.raises(InputError, match="field 'content_hash': content hash .* the frozen pool was modified"):
+    with pytest.raises(
+        InputError, match=r"field 'content_hash': content hash .* the frozen pool was modified"
+    ):
         ProbePool.load(path)
     with pytest.raises(InputError, match="no such file"):
         ProbePool.load(tmp_path / "missing.json")
@@ -45,7 +47,11 @@ def test_families_and_members(bank, pool):
 
 def test_e4_modal_suite_misses_the_aliasing_bug(bank, pool):
     task = bank.task("remove_all")
-    modal = [t for t in task.gt_tests if t.input in ("([1, 2, 3], 9)", "([5, 6], 1)", "([8, 8], 3)", "([], 3)")]
+    modal = [
+        t
+        for t in task.gt_tests
+        if t.input in ("([1, 2, 3], 9)", "([5, 6], 1)", "([8, 8], 3)", "([], 3)")
+    ]
     assert len(modal) == 4
     d = detection_rate(pool, {"remove_all": modal})
     assert d.per_family["aliasing"] < 1.0
@@ -73,5 +79,7 @@ def test_unknown_task_is_refused(pool):
 
 
 def test_bad_pool_sizes(bank):
-    with pytest.raises(ConfigError, match="'n_initial' parameter of build_probe_pool must be smaller"):
+    with pytest.raises(
+        ConfigError, match="'n_initial' parameter of build_probe_pool must be smaller"
+    ):
         build_probe_pool(bank, rng=0, size=4, n_initial=4)

@@ -68,7 +68,9 @@ def test_k_eff_formula():
 
 
 def test_bad_table_shape():
-    with pytest.raises(ConfigError, match=r"'table' parameter of prune must give an \(m, 2\) pass matrix"):
+    with pytest.raises(
+        ConfigError, match=r"'table' parameter of prune must give an \(m, 2\) pass matrix"
+    ):
         prune([TestCase("(1,)", "1"), TestCase("(2,)", "1")], np.zeros((3, 3), bool))
     with pytest.raises(ConfigError, match=r"'y' parameter of prune must have shape \(3,\)"):
         prune([TestCase("(1,)", "1")], np.zeros((3, 1), bool), y=[1, 0])

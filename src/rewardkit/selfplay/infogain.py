@@ -393,7 +393,7 @@ def ig_rewards(
         full = permutation_null(b.E, b.values, n_perm=n_perm, rng=rng)  # (T, K) fields
         term = full.mean
         null = PermutationNull(
-            *(_out(b, x) for x in (full.mean, full.sd, full.se, full.pvalue)), n_perm
+            _out(b, full.mean), _out(b, full.sd), _out(b, full.se), _out(b, full.pvalue), n_perm
         )
     ef = b.E.astype(float)
     cov = (ef * b.values[:, :, None]).mean(axis=1) - ef.mean(axis=1) * b.values.mean(axis=1)[
