@@ -2,8 +2,9 @@
 
     make bench            # or: python benchmarks/run.py [name ...]
 
-Each ``bench_*.py`` or ``*_bench.py`` exposes ``run() -> list[dict]`` rows with ``case``, ``ours_s``,
-``baseline``, ``baseline_s`` and ``ratio`` (baseline time / our time: above 1 means faster).
+Each ``bench_*.py`` or ``*_bench.py`` exposes ``run() -> list[dict]`` rows with ``case``,
+``ours_s``, ``baseline``, ``baseline_s`` and ``ratio`` (baseline time / our time: above 1 means
+faster).
 Timings are medians of repeated runs on this machine, measured in the same process.
 """
 

@@ -5,5 +5,6 @@ from __future__ import annotations
 
 COMMANDS: dict[str, str] = {
     "demo": "rewardkit.cli:demo",
+    "sandbox": "rewardkit.sandbox.cli:sandbox",
     "selfplay": "rewardkit.selfplay.cli:selfplay",
 }

@@ -93,7 +93,7 @@ class RayBackend:
             )
         cells: list[Cell] = []
         for part in self.ray.get(futures):
-            cells.extend(tuple(c) for c in part)  # type: ignore[misc]
+            cells.extend(tuple(c) for c in part)
         return sorted(cells)
 
     def close(self) -> None:

@@ -12,8 +12,9 @@ Protocol (one JSON document per line):
   (canonical argument tuples, ``null`` for invalid tests) and ``{"op": "job", "row": r,
   "program": src, "idxs": [...], "entry": name}``.
 - stdout, to the sandbox: ``["cell", row, idx, kind, duration_s, payload]`` per test as soon as it
-  is final (a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks, peak_rss_kb]`` per job.
-- child → zygote pipe: ``["R"]`` once the program's module ran, then ``[idx, kind, dur, cpu,
+  is final (a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
+  peak_rss_kb]`` per job.
+- child → zygote pipe: ``["R", cpu_s]`` once the program's module ran, then ``[idx, kind, dur, cpu,
   payload]`` per test in order, or ``["X", kind, payload]`` when the whole row fails (syntax
   error, exception at import).  Anything else is a protocol violation: the child is killed and
   the cell becomes CRASH.
@@ -42,6 +43,7 @@ import sys
 import tempfile
 import time
 from contextlib import suppress
+from typing import Any
 
 # Pre-imported for the programs: each child inherits them without paying the import, and after
 # the uid drop a child may not be able to read the interpreter's files at all (e.g. a Python
@@ -80,9 +82,9 @@ PRELOAD = (
     "typing",
     "unicodedata",
 )
-for _name in PRELOAD:
+for _module in PRELOAD:
     with suppress(ImportError):
-        __import__(_name)
+        __import__(_module)
 
 TEXT_CAP = 1 << 16  # bytes of canonical output sent as text; larger outputs travel as sha256
 MAX_DEPTH = 100  # nesting of a serialised value (the parser accepts 200)
@@ -92,6 +94,7 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 
 SECCOMP_MODE_FILTER = 2
 CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
 
 
 # ----------------------------------------------------------------- values (shared with the parent)
@@ -102,45 +105,45 @@ class Unserialisable(Exception):
 _SCALARS = (type(None), bool, int, str, bytes, complex)
 
 
-def canon(x: object, depth: int = 0) -> str:
+def canon(x: Any, depth: int = 0) -> str:
     """Canonical literal text of a plain value: exact types only (a subclass or an object with
     its own ``__eq__`` / ``__repr__`` is Unserialisable), sets and dict items sorted."""
     t = type(x)
     if depth > MAX_DEPTH:
         raise Unserialisable("nesting deeper than 100")
     if t is float:
-        f: float = x  # type: ignore[assignment]
+        f: float = x
         if f != f:
             return "nan"
         if math.isinf(f):
             return "inf" if f > 0 else "-inf"
         return float.__repr__(f)
     if t in _SCALARS:
-        return t.__repr__(x)  # type: ignore[no-any-return]
+        return t.__repr__(x)  # type: ignore[call-arg]
     d = depth + 1
     if t is list:
-        return "[" + ", ".join([canon(v, d) for v in x]) + "]"  # type: ignore[attr-defined]
+        return "[" + ", ".join([canon(v, d) for v in x]) + "]"
     if t is tuple:
-        parts = [canon(v, d) for v in x]  # type: ignore[attr-defined]
+        parts = [canon(v, d) for v in x]
         return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
     if t is dict:
-        items = sorted([(canon(k, d), canon(v, d)) for k, v in x.items()])  # type: ignore[attr-defined]
+        items = sorted([(canon(k, d), canon(v, d)) for k, v in x.items()])
         return "{" + ", ".join([k + ": " + v for k, v in items]) + "}"
     if t is set or t is frozenset:
-        body = ", ".join(sorted([canon(v, d) for v in x]))  # type: ignore[attr-defined]
+        body = ", ".join(sorted([canon(v, d) for v in x]))
         if t is set:
             return "{" + body + "}" if body else "set()"
         return "frozenset({" + body + "})" if body else "frozenset()"
     raise Unserialisable(t.__name__)
 
 
-def parse_literal(text: str) -> object:
+def parse_literal(text: str) -> Any:
     """Parse a Python literal (plus ``nan``, ``inf``, ``set()`` and ``frozenset(...)``) without
     evaluating code.  Raises ValueError / SyntaxError / RecursionError / MemoryError."""
     return _lit(ast.parse(text.strip(), mode="eval").body)
 
 
-def _lit(node: ast.AST) -> object:
+def _lit(node: ast.AST) -> Any:
     if isinstance(node, ast.Constant) and node.value is not Ellipsis:
         return node.value
     if isinstance(node, ast.Tuple):
@@ -154,11 +157,11 @@ def _lit(node: ast.AST) -> object:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _lit(node.operand)
         if type(v) in (int, float, complex):
-            return -v if isinstance(node.op, ast.USub) else +v  # type: ignore[operator]
+            return -v if isinstance(node.op, ast.USub) else +v
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         a, b = _lit(node.left), _lit(node.right)  # complex literals: 1+2j
         if type(a) in (int, float) and type(b) is complex:
-            return a + b if isinstance(node.op, ast.Add) else a - b  # type: ignore[operator]
+            return a + b if isinstance(node.op, ast.Add) else a - b
     if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
         return math.nan if node.id == "nan" else math.inf
     if (
@@ -170,7 +173,7 @@ def _lit(node: ast.AST) -> object:
     ):
         items = _lit(node.args[0]) if node.args else ()
         if type(items) in (list, tuple, set):
-            return set(items) if node.func.id == "set" else frozenset(items)  # type: ignore[arg-type]
+            return set(items) if node.func.id == "set" else frozenset(items)
     raise ValueError(f"not a literal: {ast.dump(node)[:60]}")
 
 
@@ -343,14 +346,25 @@ class Zygote:
         return levels
 
     def _unshare(self) -> bool:
-        """Without bwrap, as root: a private network and mount namespace with a fresh /tmp."""
+        """Without bwrap, as root: private network, IPC and mount namespaces; in the mount
+        namespace every mount turns read-only and /tmp, /dev/shm become fresh root-owned tmpfs
+        (mode 0755: only the per-program work directory is writable)."""
         assert self.libc is not None
+        host_ns = os.readlink("/proc/self/ns/mnt")
         if self.libc.unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC) != 0:
             return False
-        ok = self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
-        for path in (b"/tmp", b"/dev/shm", b"/var/tmp"):
+        if os.readlink("/proc/self/ns/mnt") == host_ns:
+            return False  # not in a private mount namespace: never touch a mount
+        if self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            return False  # without private propagation nothing below may reach the host
+        attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY, 0, 0, 0)
+        if self.libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, attr, 32) != 0:
+            return False
+        ok = True
+        for path in (b"/tmp", b"/dev/shm"):
             if os.path.isdir(path):
-                ok = ok and self.libc.mount(b"tmpfs", path, b"tmpfs", 0, b"size=256m") == 0
+                opts = b"size=256m,mode=0755"
+                ok = ok and self.libc.mount(b"tmpfs", path, b"tmpfs", 0, opts) == 0
         return ok
 
     def _probe(self) -> tuple[int, bool]:
@@ -395,7 +409,8 @@ class Zygote:
             self.out.clear()
 
     def job(self, row: int, src: str, idxs: list, entry: str) -> None:
-        pending, forks, timed_out = list(idxs), 0, []
+        pending, forks = list(idxs), 0
+        timed_out: list[tuple[int, float]] = []
         while pending:
             pending = self._fork(row, src, pending, entry, timed_out, stop_on_timeout=False)
             forks += 1
@@ -456,7 +471,7 @@ class Zygote:
                 now = time.monotonic()
                 if not ready and _is_ready_record(rec):
                     ready, deadline = True, now + self.budget + self.margin
-                    cpu_seen = rec[1]  # type: ignore[index]
+                    cpu_seen = rec[1]
                 elif not ready and _is_row_record(rec):
                     for i in pending[pos:]:
                         self.emit(["cell", row, i, rec[1], 0.0, rec[2]])
@@ -591,10 +606,10 @@ def _is_ready_record(rec: object) -> bool:
     return type(rec) is list and len(rec) == 2 and rec[0] == "R" and type(rec[1]) is float
 
 
-def _decode(line: bytes) -> object:
+def _decode(line: bytes) -> Any:
     try:
         return json.loads(line)
-    except ValueError:
+    except Exception:  # ValueError, and RecursionError / MemoryError for hostile nesting
         return None
 
 
@@ -648,8 +663,8 @@ def main() -> None:
     z.emit(["ready", levels, os.getpid(), rss])
     z.flush()
     try:
-        for line in stdin:
-            msg = json.loads(line)
+        for raw in stdin:
+            msg = json.loads(raw)
             if msg["op"] == "tests":
                 z.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
             elif msg["op"] == "job":

@@ -19,6 +19,7 @@ import keyword
 import os
 from collections.abc import Sequence
 from types import TracebackType
+from typing import Any
 
 from .._checks import check_choice, check_positive_int, check_real
 from ..errors import ConfigError
@@ -55,7 +56,7 @@ class Sandbox:
         self.backend = check_choice(backend, "backend", "Sandbox", ("local", "ray"))
         self.isolation_mode = check_choice(isolation, "isolation", "Sandbox", ("auto", "basic"))
         self._pool: LocalPool | None = None
-        self._ray = None  # rewardkit.sandbox._ray.RayBackend
+        self._ray: Any = None  # rewardkit.sandbox._ray.RayBackend, imported with Ray
 
     # ------------------------------------------------------------------------------ lifecycle
     def start(self) -> Sandbox:

@@ -74,7 +74,10 @@ class _Prepared:
 
 def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
     inputs: list[str | None] = []
-    expected, texts, shas, problems = [], [], [], []
+    texts: list[str | None] = []
+    shas: list[str | None] = []
+    expected: list[Any] = []
+    problems: list[str] = []
     for t in tests:
         try:
             args = parse_literal(t.input)
@@ -171,7 +174,8 @@ class ExecutionTable(JsonMixin):
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.status.shape  # type: ignore[return-value]
+        m, k = self.status.shape
+        return int(m), int(k)
 
     @property
     def digest(self) -> str:
@@ -212,7 +216,17 @@ def build_table(
     arrays = [status, status == Status.PASS, durations, hashes.astype(str), detail.astype(str)]
     for a in arrays:
         a.setflags(write=False)
-    return ExecutionTable(*arrays, isolation, timeout_s, memory_mb, backend)  # type: ignore[arg-type]
+    return ExecutionTable(
+        status=arrays[0],
+        passed=arrays[1],
+        durations_s=arrays[2],
+        output_hash=arrays[3],
+        detail=arrays[4],
+        isolation=isolation,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        backend=backend,
+    )
 
 
 def graded_correctness(table: ExecutionTable, gt_columns: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -1,0 +1,98 @@
+"""``rewardkit sandbox …``: the sandbox's commands.
+
+rewardkit sandbox bench [--programs 512] [--tests 32] [--budget 0.1] [--json] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._json import canonical_json
+
+__all__ = ["sandbox"]
+
+
+@click.group()
+def sandbox() -> None:
+    """Safe, fast execution of generated programs against tests."""
+
+
+@sandbox.command()
+@click.option("--programs", "n_programs", type=click.IntRange(1), default=512, show_default=True)
+@click.option("--tests", "n_tests", type=click.IntRange(2), default=32, show_default=True)
+@click.option("--budget", "budget_s", type=click.FloatRange(0.01, 60), default=0.1,
+              show_default=True, help="Time budget per test, seconds (every design).")  # fmt: skip
+@click.option("--looping", "n_looping", type=click.IntRange(0), default=8, show_default=True,
+              help="Programs that loop forever on one test.")  # fmt: skip
+@click.option("--stride", type=click.IntRange(1), default=64, show_default=True,
+              help="Design (a) runs 1 in STRIDE programs of each category.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(1), default=None,
+              help="Parallel workers for every design [default: one per core].")  # fmt: skip
+@common_options
+@click.pass_context
+def bench(
+    ctx: click.Context,
+    n_programs: int,
+    n_tests: int,
+    budget_s: float,
+    n_looping: int,
+    stride: int,
+    workers: int | None,
+    as_json: bool | None,
+    out: Path | None,
+) -> None:
+    """Throughput against subprocess-per-pair and Manager-per-program, in one run."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .bench import run_bench
+
+    as_json, out = resolve_settings(ctx, as_json, out)
+    console = Console(stderr=True)
+    with console.status("running the workload through three designs…"):
+        res = run_bench(
+            n_programs,
+            n_tests,
+            budget_s=budget_s,
+            n_looping=min(n_looping, n_programs),
+            stride=stride,
+            workers=workers or os.cpu_count() or 1,
+        )
+    hashes = write_artefacts(out, {"sandbox_bench.json": res.to_dict()})
+    if as_json:
+        click.echo(canonical_json({"out": out.as_posix(), "artefacts": hashes, **res.to_dict()}))
+        return
+    pairs = res.n_programs * res.n_tests
+    table = Table(title=f"{res.n_programs} programs × {res.n_tests} tests, {res.budget_s} s "
+                        f"budget, {res.workers} workers, load {res.load_average:.1f}")  # fmt: skip
+    for col in ("design", "seconds", "pairs/s", "rewardkit ×", "target", "pass cells agree"):
+        table.add_column(col)
+    table.add_row("rewardkit sandbox", f"{res.ours_s:.2f}", f"{res.ours_pairs_per_s:,.0f}", "1.0",
+                  "", "")  # fmt: skip
+    table.add_row(
+        f"(a) subprocess per pair (est. from {res.subprocess_programs} programs)",
+        f"{res.subprocess_s:.1f}",
+        f"{pairs / res.subprocess_s:,.0f}",
+        f"{res.ratio_vs_subprocess:.1f}",
+        "≥ 50",
+        f"{res.agreement_subprocess:.4f}",
+    )
+    table.add_row(
+        "(b) Manager + Process per program",
+        f"{res.manager_s:.2f}",
+        f"{res.manager_pairs_per_s:,.0f}",
+        f"{res.ratio_vs_manager:.1f}",
+        "≥ 3",
+        f"{res.agreement_manager:.4f}",
+    )
+    console = Console()
+    console.print(table)
+    console.print(
+        f"isolation: {', '.join(res.isolation)}; zygote start {res.ours_start_s:.2f} s; "
+        f"parent peak RSS {res.parent_peak_rss_mb:.0f} MiB; worker peak RSS "
+        f"{', '.join(f'{r:.0f}' for r in res.worker_peak_rss_mb)} MiB; written to {out}/"
+    )

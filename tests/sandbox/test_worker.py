@@ -1,0 +1,128 @@
+"""The value layer shared by workers and parent: canonical text and the literal parser."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rewardkit.sandbox._worker import Unserialisable, canon, parse_literal
+from rewardkit.sandbox.table import values_equal
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+    | st.binary(max_size=10)
+    | st.complex_numbers(allow_nan=False, allow_infinity=False)
+)
+hashable = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.tuples(inner)
+        | st.dictionaries(hashable, inner, max_size=4)
+        | st.sets(hashable, max_size=4)
+        | st.frozensets(hashable, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(values)
+def test_canon_round_trips_through_the_parser(v):
+    text = canon(v)
+    back = parse_literal(text)
+    assert values_equal(back, v) or _has_nan_in_container(v)
+    assert canon(back) == text  # canonical: parsing and re-serialising is the identity
+
+
+def _has_nan_in_container(v):
+    # values_equal compares NaN == NaN only at the top level of floats inside lists/tuples/dicts,
+    # which it does; sets holding NaN cannot round-trip by equality (NaN != NaN in a set lookup).
+    return isinstance(v, (set, frozenset)) and any(
+        isinstance(x, float) and math.isnan(x) for x in v
+    )
+
+
+@given(st.sets(st.integers(), max_size=6), st.dictionaries(st.text(max_size=3), st.integers()))
+def test_canon_ignores_insertion_order(s, d):
+    assert canon(set(sorted(s, reverse=True))) == canon(set(sorted(s)))
+    assert canon(dict(reversed(list(d.items())))) == canon(d)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ((1,), "(1,)"),
+        ((), "()"),
+        (set(), "set()"),
+        (frozenset(), "frozenset()"),
+        (frozenset({2, 1}), "frozenset({1, 2})"),
+        (float("nan"), "nan"),
+        (-math.inf, "-inf"),
+        ({"b": 1, "a": [True, None]}, "{'a': [True, None], 'b': 1}"),
+        (1 + 2j, "(1+2j)"),
+    ],
+)
+def test_canon_examples(value, text):
+    assert canon(value) == text
+    assert values_equal(parse_literal(text), value)
+
+
+class Sub(int):
+    pass
+
+
+@pytest.mark.parametrize("value", [Sub(3), object(), [1, object()], {"k": range(3)}, 1.5j * Sub(1)])
+def test_non_plain_values_are_unserialisable(value):
+    if type(value) is complex:  # complex * int subclass is a plain complex: serialisable
+        assert canon(value) == repr(value)
+        return
+    with pytest.raises(Unserialisable):
+        canon(value)
+
+
+def test_nesting_limit():
+    deep: list = []
+    for _ in range(150):
+        deep = [deep]
+    with pytest.raises(Unserialisable, match="nesting deeper"):
+        canon(deep)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "open('/etc/passwd')",
+        "(lambda: 1)()",
+        "[x for x in range(3)]",
+        "a.b",
+        "{**{}}",
+        "...",
+        "set([1], [2])",
+        "1 + 2",
+    ],
+)
+def test_parser_refuses_code(text):
+    with pytest.raises((ValueError, SyntaxError)):
+        parse_literal(text)
+
+
+def test_values_equal_rules():
+    assert values_equal(0.1 + 0.2, 0.3)
+    assert values_equal(2, 2.0)
+    assert not values_equal(True, 1)
+    assert not values_equal([1, 2], (1, 2))
+    assert values_equal(float("nan"), float("nan"))
+    assert values_equal({"a": [1.0]}, {"a": [1]})
+    assert not values_equal({"a": 1}, {"b": 1})
+    assert not values_equal(1e-3, 2e-3)
