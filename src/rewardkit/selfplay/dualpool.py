@@ -6,7 +6,7 @@
     >>> P = np.array([[1, 0], [0, 1], [0, 0]], bool); yp = np.array([1.0, 0.5, 0.0])
     >>> r = dual_pool_rewards(E, y, P, yp, alpha=0.5, lam=0.2)
     >>> r.reward.round(4).tolist()
-    [0.7648, 0.3466]
+    [0.8648, 0.2733]
 
     I_mix = α·Î(E_P0; y_P0) + (1 − α)·Î(E; y),     r_j = I_mix,j + λ·d_j
 
