@@ -1,8 +1,9 @@
 """Programs × tests → pass matrix and output hashes, cached by content hash.
 
-    >>> from rewardkit.selfplay.executor import CachedExecutor, default_executor, TestCase
-    >>> ex = CachedExecutor(default_executor())           # the sandbox when it is available
-    >>> res = ex.run(["def f(x):\\n    return x + 1\\n"], [TestCase("(1,)", "2")], entry_point="f")
+    >>> from rewardkit.selfplay.executor import TestCase, owned_executor
+    >>> with owned_executor(None) as ex:  # cached; the sandbox when available; closed on exit
+    ...     res = ex.run(["def f(x):\\n    return x + 1\\n"], [TestCase("(1,)", "2")],
+    ...                  entry_point="f")
     >>> res.passed.tolist()
     [[True]]
 
