@@ -18,6 +18,7 @@ MODULES = [
     "probes",
     "pruning",
     "simulate",
+    "sweep",
     "testgen",
 ]
 

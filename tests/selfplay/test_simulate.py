@@ -106,3 +106,20 @@ def test_full_simulation_350_steps_four_arms_three_seeds(tmp_path):
     for arm in "CD":
         assert sim.summary["per_arm"][arm]["probe_executions_per_step"] > 0
     sim.write(tmp_path, plot=have("matplotlib"))
+
+
+def test_alpha_sweep_is_paired_and_reads_p3(small):
+    from rewardkit.selfplay.sweep import alpha_sweep
+
+    s = alpha_sweep(alphas=(0.0, 0.5, 1.0), steps=8, n_seeds=2, rng=0, bank=small)
+    assert [r.alpha for r in s.rows] == [0.0, 0.5, 1.0]
+    assert s.rows[0].pass_at_1_minus_alpha0 == (0.0, 0.0)
+    assert s.best_alpha in (0.0, 0.5, 1.0)
+    assert s.p3_holds == (
+        s.best_alpha == 0.5
+        and all(r.final_D_s < s.rows[1].final_D_s for r in (s.rows[0], s.rows[2]))
+    )
+    with pytest.raises(
+        ConfigError, match=r"'alphas' parameter of alpha_sweep must be distinct values"
+    ):
+        alpha_sweep(alphas=(0.5, 1.0), steps=2, bank=small)

@@ -10,8 +10,8 @@ H(y), gated rewards), ``pruning`` (three-level pruning, k_eff), ``mutations`` (A
 operators in families), ``probes`` (frozen probe pool P0, D_s, d_j), ``dualpool`` (I_mix + λ·d_j),
 ``audit`` (bias / RMSE of each correction in your regime), ``checks`` (Miller–Madow bound and
 peak, P1, P4), ``bank`` (the embedded task bank), ``testgen`` (test generators), ``executor``
-(programs × tests through the sandbox, cached), ``simulate`` (the offline self-play simulation),
-``cli`` (``rewardkit selfplay ig|p1|simulate``).
+(programs × tests through the sandbox, cached), ``simulate`` (the offline self-play
+simulation), ``sweep`` (P3: the α sweep), ``cli`` (``rewardkit selfplay ig|p1|simulate``).
 """
 
 from ..demo import Section
@@ -34,6 +34,7 @@ from .mutations import FAMILIES, Mutant, mutate
 from .probes import DetectionRate, Probe, ProbePool, build_probe_pool, detection_rate
 from .pruning import PruneResult, k_eff, prune
 from .simulate import ARMS, SimConfig, SimulationResult, simulate
+from .sweep import AlphaSweep, alpha_sweep
 from .testgen import GENERATORS
 
 
@@ -46,6 +47,7 @@ def demo_section() -> Section:
 
 __all__ = [
     "ARMS",
+    "AlphaSweep",
     "AuditRow",
     "CachedExecutor",
     "Candidate",
@@ -69,6 +71,7 @@ __all__ = [
     "TaskBank",
     "TestCase",
     "TrustedExecutor",
+    "alpha_sweep",
     "build_probe_pool",
     "demo_section",
     "detection_rate",
