@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -59,9 +63,31 @@ def test_same_input_same_table(sb):
     assert a.output_hash[0, 0] != a.output_hash[1, 0]
 
 
+SETS = "def add(a, b):\n    return {str(a), str(b), 'x' * a}\n"
+DIGEST_SCRIPT = """
+from rewardkit.sandbox import Sandbox, TestCase
+tests = [TestCase("(1, 2)", "3"), TestCase("(3, 4)", "{'3', '4', 'xxx'}")]
+with Sandbox(timeout_s=1.0, workers=1) as sb:
+    print(sb.run(PROGS, tests, entry_point="add").digest)
+"""
+
+
+def test_same_table_in_a_fresh_process_with_another_hash_seed(sb):
+    progs = [ADD_OK, SETS, ADD_RAISES]
+    tests = [TestCase("(1, 2)", "3"), TestCase("(3, 4)", "{'3', '4', 'xxx'}")]
+    here = sb.run(progs, tests, entry_point="add")
+    assert here.status[1, 1] == Status.PASS
+    script = DIGEST_SCRIPT.replace("PROGS", repr(progs))
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, timeout=120, check=True)  # fmt: skip
+    assert out.stdout.strip() == here.digest
+
+
 def test_graded_correctness(sb):
     table = sb.run([ADD_OK, ADD_WRONG, ADD_RAISES], TESTS[:3], entry_point="add")
     np.testing.assert_allclose(graded_correctness(table, [0, 1, 2]), [1.0, 1 / 3, 0.0])
+    np.testing.assert_allclose(graded_correctness(table), [1.0, 1 / 3, 0.0])  # all columns
     np.testing.assert_allclose(graded_correctness(table, np.array([False, True, False])), [1, 1, 0])
     with pytest.raises(ConfigError, match=r"'gt_columns' parameter of graded_correctness"):
         graded_correctness(table, [3])

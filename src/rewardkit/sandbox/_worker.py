@@ -27,14 +27,9 @@ T timeout, M MemoryError, C crash (detail), S syntax error.
 
 from __future__ import annotations
 
-import ast
-import builtins
 import ctypes
-import hashlib
 import json
-import math
 import os
-import random
 import resource
 import select
 import shutil
@@ -43,7 +38,34 @@ import sys
 import tempfile
 import time
 from contextlib import suppress
-from typing import Any
+
+try:
+    from ._child import (
+        PR_SET_PDEATHSIG,
+        decode,
+        is_cell_record,
+        is_ready_record,
+        is_row_record,
+        run_program,
+        setup_child,
+        write_all,
+    )
+    from ._values import parse_literal
+except ImportError:  # run as a plain script by the pool: load the siblings by path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _child import (  # type: ignore[no-redef]
+        PR_SET_PDEATHSIG,
+        decode,
+        is_cell_record,
+        is_ready_record,
+        is_row_record,
+        run_program,
+        setup_child,
+        write_all,
+    )
+    from _values import parse_literal  # type: ignore[no-redef]
+
+    del sys.path[0]  # programs must not import the sandbox's own modules
 
 # Pre-imported for the programs: each child inherits them without paying the import, and after
 # the uid drop a child may not be able to read the interpreter's files at all (e.g. a Python
@@ -86,227 +108,11 @@ for _module in PRELOAD:
     with suppress(ImportError):
         __import__(_module)
 
-TEXT_CAP = 1 << 16  # bytes of canonical output sent as text; larger outputs travel as sha256
-MAX_DEPTH = 100  # nesting of a serialised value (the parser accepts 200)
 LINE_CAP = 1 << 20  # a child record longer than this is a protocol violation
-NOBODY = 65534
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 36, 38, 22
-SECCOMP_MODE_FILTER = 2
+PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
-
-
-# ----------------------------------------------------------------- values (shared with the parent)
-class Unserialisable(Exception):
-    """The return value holds a type that is not a plain literal (or nests too deep)."""
-
-
-_SCALARS = (type(None), bool, int, str, bytes, complex)
-
-
-def canon(x: Any, depth: int = 0) -> str:
-    """Canonical literal text of a plain value: exact types only (a subclass or an object with
-    its own ``__eq__`` / ``__repr__`` is Unserialisable), sets and dict items sorted."""
-    t = type(x)
-    if depth > MAX_DEPTH:
-        raise Unserialisable("nesting deeper than 100")
-    if t is float:
-        f: float = x
-        if f != f:
-            return "nan"
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return float.__repr__(f)
-    if t in _SCALARS:
-        return t.__repr__(x)  # type: ignore[call-arg]
-    d = depth + 1
-    if t is list:
-        return "[" + ", ".join([canon(v, d) for v in x]) + "]"
-    if t is tuple:
-        parts = [canon(v, d) for v in x]
-        return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
-    if t is dict:
-        items = sorted([(canon(k, d), canon(v, d)) for k, v in x.items()])
-        return "{" + ", ".join([k + ": " + v for k, v in items]) + "}"
-    if t is set or t is frozenset:
-        body = ", ".join(sorted([canon(v, d) for v in x]))
-        if t is set:
-            return "{" + body + "}" if body else "set()"
-        return "frozenset({" + body + "})" if body else "frozenset()"
-    raise Unserialisable(t.__name__)
-
-
-def parse_literal(text: str) -> Any:
-    """Parse a Python literal (plus ``nan``, ``inf``, ``set()`` and ``frozenset(...)``) without
-    evaluating code.  Raises ValueError / SyntaxError / RecursionError / MemoryError."""
-    return _lit(ast.parse(text.strip(), mode="eval").body)
-
-
-def _lit(node: ast.AST) -> Any:
-    if isinstance(node, ast.Constant) and node.value is not Ellipsis:
-        return node.value
-    if isinstance(node, ast.Tuple):
-        return tuple(_lit(e) for e in node.elts)
-    if isinstance(node, ast.List):
-        return [_lit(e) for e in node.elts]
-    if isinstance(node, ast.Set):
-        return {_lit(e) for e in node.elts}
-    if isinstance(node, ast.Dict) and None not in node.keys:
-        return {_lit(k): _lit(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _lit(node.operand)
-        if type(v) in (int, float, complex):
-            return -v if isinstance(node.op, ast.USub) else +v
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        a, b = _lit(node.left), _lit(node.right)  # complex literals: 1+2j
-        if type(a) in (int, float) and type(b) is complex:
-            return a + b if isinstance(node.op, ast.Add) else a - b
-    if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
-        return math.nan if node.id == "nan" else math.inf
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ("set", "frozenset")
-        and not node.keywords
-        and len(node.args) <= 1
-    ):
-        items = _lit(node.args[0]) if node.args else ()
-        if type(items) in (list, tuple, set):
-            return set(items) if node.func.id == "set" else frozenset(items)
-    raise ValueError(f"not a literal: {ast.dump(node)[:60]}")
-
-
-# ------------------------------------------------------------------------------- the child
-class _Budget(BaseException):
-    """Raised by SIGALRM when a test exceeds its time budget."""
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    raise _Budget
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _setup_child(cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None) -> int:
-    """Confine the freshly forked child; returns the record fd (moved to 3). Runs before any
-    program code, so every limit is in place when the program starts."""
-    os.setsid()  # own process group: the zygote kills the whole group
-    if libc is not None:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)  # stdin empty, stdout/stderr floods go nowhere
-    if wfd != 3:
-        os.dup2(wfd, 3)
-    os.closerange(4, 1 << 16)
-    os.chdir(cfg["workdir"])
-    mem = cfg["memory_mb"] << 20
-    cpu = int((n_tests + 1) * cfg["timeout_s"]) + 2
-    limits = [
-        (resource.RLIMIT_AS, mem, mem),
-        (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_FSIZE, 1 << 20, 1 << 20),
-        (resource.RLIMIT_NOFILE, 64, 64),
-        (resource.RLIMIT_CORE, 0, 0),
-    ]
-    if cfg["uid"] is not None:
-        limits.append((resource.RLIMIT_NPROC, cfg["nproc"], cfg["nproc"]))
-    for which, soft, hard in limits:
-        resource.setrlimit(which, (soft, hard))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead
-    if cfg["uid"] is not None:
-        os.setgroups([])
-        os.setgid(cfg["uid"])
-        os.setuid(cfg["uid"])
-    if cfg["bpf"] and libc is not None:
-        _load_seccomp(libc, bytes.fromhex(cfg["bpf"]))
-    os.environ.clear()
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
-    return 3
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-
-
-def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
-    """Load a filter built (and exported as raw BPF) by the sandbox process with pyseccomp."""
-    prog = _SockFprog(len(bpf) // 8, bpf)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
-
-
-def _run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, fd: int) -> None:
-    """Compile and import the program once, then run its tests in order, one record each."""
-    dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
-    setitimer, real = signal.setitimer, signal.ITIMER_REAL
-
-    def send(rec: list) -> None:
-        _write_all(fd, (dumps(rec) + "\n").encode())
-
-    signal.signal(signal.SIGALRM, _on_alarm)
-    sys.setrecursionlimit(1000)
-    try:
-        code = compile(src, "<program>", "exec")
-    except MemoryError:
-        return send(["X", "M", ""])
-    except Exception as e:  # SyntaxError, ValueError (null bytes), RecursionError (too deep)
-        return send(["X", "S", type(e).__name__])
-    g: dict = {"__name__": "solution", "__builtins__": builtins}
-    random.seed(0)
-    try:
-        try:
-            setitimer(real, budget)
-            exec(code, g)
-            fn = g[entry]
-        finally:
-            setitimer(real, 0)
-    except _Budget:
-        return send(["X", "T", ""])
-    except MemoryError:
-        return send(["X", "M", ""])
-    except KeyError:
-        return send(["X", "E", f"missing entry point {entry}"])
-    except BaseException as e:
-        return send(["X", "E", _name(e)])
-    send(["R", cpu_time()])
-    for i in idxs:
-        args = inputs[i]
-        random.seed(0)
-        t0, c0 = perf(), cpu_time()
-        try:
-            try:
-                setitimer(real, budget)
-                text = canon(fn(*args))
-            finally:
-                setitimer(real, 0)
-            rec = [i, "V", text]
-            if len(text) > TEXT_CAP:
-                rec = [i, "H", hashlib.sha256(text.encode()).hexdigest()]
-        except _Budget:
-            rec = [i, "T", ""]
-        except MemoryError:
-            rec = [i, "M", ""]
-        except Unserialisable as e:
-            rec = [i, "U", str(e.args[0])[:100]]
-        except BaseException as e:  # sys.exit and KeyboardInterrupt are a program's errors too
-            rec = [i, "E", _name(e)]
-        rec[2:2] = [perf() - t0, cpu_time() - c0]
-        send(rec)
-
-
-def _name(e: BaseException) -> str:
-    try:
-        return str(type(e).__name__)[:100]
-    except BaseException:
-        return "?"
 
 
 # ------------------------------------------------------------------------------ the zygote
@@ -374,7 +180,7 @@ class Zygote:
         if pid == 0:
             try:
                 os.close(r)
-                fd = _setup_child(self.cfg, w, 1, self.libc)
+                fd = setup_child(self.cfg, w, 1, self.libc)
                 try:
                     child = os.fork()
                     if child == 0:
@@ -383,7 +189,7 @@ class Zygote:
                     blocked = False
                 except PermissionError:
                     blocked = True
-                _write_all(fd, json.dumps([os.getuid(), blocked]).encode())
+                write_all(fd, json.dumps([os.getuid(), blocked]).encode())
             finally:
                 os._exit(0)
         os.close(w)
@@ -405,7 +211,7 @@ class Zygote:
 
     def flush(self) -> None:
         if self.out:
-            _write_all(1, b"".join(self.out))
+            write_all(1, b"".join(self.out))
             self.out.clear()
 
     def job(self, row: int, src: str, idxs: list, entry: str) -> None:
@@ -433,8 +239,8 @@ class Zygote:
         if pid == 0:
             try:
                 os.close(r)
-                fd = _setup_child(self.cfg, w, len(pending), self.libc)
-                _run_program(src, pending, entry, self.inputs, self.budget, fd)
+                fd = setup_child(self.cfg, w, len(pending), self.libc)
+                run_program(src, pending, entry, self.inputs, self.budget, fd)
             finally:
                 os._exit(0)
         os.close(w)
@@ -467,18 +273,18 @@ class Zygote:
             if len(buf) > LINE_CAP:
                 kill_reason = "violation"
             for line in lines:
-                rec = _decode(line)
+                rec = decode(line)
                 now = time.monotonic()
-                if not ready and _is_ready_record(rec):
+                if not ready and is_ready_record(rec):
                     ready, deadline = True, now + self.budget + self.margin
                     cpu_seen = rec[1]
-                elif not ready and _is_row_record(rec):
+                elif not ready and is_row_record(rec):
                     for i in pending[pos:]:
                         self.emit(["cell", row, i, rec[1], 0.0, rec[2]])
                         if rec[1] == "T":
                             timed_out.append((i, 0.0))
                     pos = len(pending)
-                elif ready and pos < len(pending) and _is_cell_record(rec, pending[pos]):
+                elif ready and pos < len(pending) and is_cell_record(rec, pending[pos]):
                     i, kind, dur, cpu, payload = rec
                     self.emit(["cell", row, i, kind, dur, payload])
                     if kind == "T":
@@ -600,41 +406,6 @@ def _cpu_time(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
-
-
-def _is_ready_record(rec: object) -> bool:
-    return type(rec) is list and len(rec) == 2 and rec[0] == "R" and type(rec[1]) is float
-
-
-def _decode(line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except Exception:  # ValueError, and RecursionError / MemoryError for hostile nesting
-        return None
-
-
-def _is_row_record(rec: object) -> bool:
-    return (
-        type(rec) is list
-        and len(rec) == 3
-        and rec[0] == "X"
-        and rec[1] in ("S", "E", "T", "M")
-        and type(rec[2]) is str
-        and len(rec[2]) <= 200
-    )
-
-
-def _is_cell_record(rec: object, expect_idx: int) -> bool:
-    if type(rec) is not list or len(rec) != 5 or rec[0] != expect_idx:
-        return False
-    _, kind, dur, cpu, payload = rec
-    return (
-        kind in ("V", "H", "E", "U", "T", "M")
-        and type(dur) is float
-        and type(cpu) is float
-        and type(payload) is str
-        and (kind == "V" or len(payload) <= 200)
-    )
 
 
 def _signal_of(status: int) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import keyword
 import os
+import threading
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
@@ -57,6 +58,7 @@ class Sandbox:
         self.isolation_mode = check_choice(isolation, "isolation", "Sandbox", ("auto", "basic"))
         self._pool: LocalPool | None = None
         self._ray: Any = None  # rewardkit.sandbox._ray.RayBackend, imported with Ray
+        self._lock = threading.Lock()  # one run at a time: the workers serve one batch
 
     # ------------------------------------------------------------------------------ lifecycle
     def start(self) -> Sandbox:
@@ -118,13 +120,14 @@ class Sandbox:
                 f"Got {entry_point!r}."
             )
         prep = prepare_tests(tests)
-        self.start()
-        rows = list(range(len(programs)))
-        if self._pool is not None:
-            cells = self._pool.execute(programs, rows, prep.inputs, entry_point)
-        else:
-            assert self._ray is not None
-            cells = self._ray.execute(programs, prep.inputs, entry_point)
+        with self._lock:
+            self.start()
+            rows = list(range(len(programs)))
+            if self._pool is not None:
+                cells = self._pool.execute(programs, rows, prep.inputs, entry_point)
+            else:
+                assert self._ray is not None
+                cells = self._ray.execute(programs, prep.inputs, entry_point)
         return build_table(
             len(programs),
             prep,

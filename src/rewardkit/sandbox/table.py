@@ -22,7 +22,7 @@ import numpy as np
 
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
-from ._worker import Unserialisable, canon, parse_literal
+from ._values import Unserialisable, canon, parse_literal
 
 __all__ = ["ExecutionTable", "Status", "TestCase", "graded_correctness"]
 
@@ -229,13 +229,16 @@ def build_table(
     )
 
 
-def graded_correctness(table: ExecutionTable, gt_columns: Sequence[int] | np.ndarray) -> np.ndarray:
+def graded_correctness(
+    table: ExecutionTable, gt_columns: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
     """Fraction of the ground-truth tests each program passes: ``y`` of shape (m,).
 
-    ``gt_columns`` are column indices (or a boolean mask of length K).  A ground-truth column
-    that is INVALID_TEST is an error in the data, not a program's failure, so it raises."""
+    ``gt_columns`` are column indices (or a boolean mask of length K); None means every column.
+    A ground-truth column that is INVALID_TEST is an error in the data, not a program's failure,
+    so it raises."""
     K = table.shape[1]
-    cols = np.asarray(gt_columns)
+    cols = np.arange(K) if gt_columns is None else np.asarray(gt_columns)
     if cols.dtype == bool:
         if cols.shape != (K,):
             raise ConfigError(
@@ -246,7 +249,7 @@ def graded_correctness(table: ExecutionTable, gt_columns: Sequence[int] | np.nda
     if cols.size == 0 or cols.ndim != 1 or not np.issubdtype(cols.dtype, np.integer):
         raise ConfigError(
             "The 'gt_columns' parameter of graded_correctness must be a non-empty sequence of "
-            f"column indices in [0, {K}). Got {list(np.atleast_1d(gt_columns))!r}."
+            f"column indices in [0, {K}). Got {gt_columns!r}."
         )
     if cols.min() < 0 or cols.max() >= K:
         raise ConfigError(

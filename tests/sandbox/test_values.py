@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardkit.sandbox._worker import Unserialisable, canon, parse_literal
+from rewardkit.sandbox._values import Unserialisable, canon, parse_literal
 from rewardkit.sandbox.table import values_equal
 
 scalars = (
@@ -69,7 +69,8 @@ def test_canon_ignores_insertion_order(s, d):
         (float("nan"), "nan"),
         (-math.inf, "-inf"),
         ({"b": 1, "a": [True, None]}, "{'a': [True, None], 'b': 1}"),
-        (1 + 2j, "(1+2j)"),
+        (1 + 2j, "complex(1.0, 2.0)"),
+        (complex(-0.0, -0.0), "complex(-0.0, -0.0)"),
     ],
 )
 def test_canon_examples(value, text):
@@ -84,7 +85,7 @@ class Sub(int):
 @pytest.mark.parametrize("value", [Sub(3), object(), [1, object()], {"k": range(3)}, 1.5j * Sub(1)])
 def test_non_plain_values_are_unserialisable(value):
     if type(value) is complex:  # complex * int subclass is a plain complex: serialisable
-        assert canon(value) == repr(value)
+        assert canon(value) == "complex(0.0, 1.5)"
         return
     with pytest.raises(Unserialisable):
         canon(value)
@@ -115,6 +116,10 @@ def test_nesting_limit():
 def test_parser_refuses_code(text):
     with pytest.raises((ValueError, SyntaxError)):
         parse_literal(text)
+
+
+def test_user_written_complex_literals_parse():
+    assert parse_literal("1+2j") == 1 + 2j and parse_literal("-3j") == -3j
 
 
 def test_values_equal_rules():

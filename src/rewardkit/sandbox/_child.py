@@ -1,0 +1,206 @@
+"""The child side: confine a freshly forked process, then run one program's tests in it.
+
+Standard library only (the zygote imports it).  Every limit is in place before any program code
+runs; the child writes one record per test to fd 3 and always ends in ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import hashlib
+import json
+import os
+import random
+import resource
+import signal
+import sys
+import time
+from typing import Any
+
+try:
+    from ._values import Unserialisable, canon
+except ImportError:  # run by the zygote as a plain script, not as part of the package
+    from _values import Unserialisable, canon  # type: ignore[no-redef]
+
+__all__ = [
+    "TEXT_CAP",
+    "decode",
+    "is_cell_record",
+    "is_ready_record",
+    "is_row_record",
+    "run_program",
+    "setup_child",
+    "write_all",
+]
+
+TEXT_CAP = 1 << 16  # bytes of canonical output sent as text; larger outputs travel as sha256
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 38, 22
+SECCOMP_MODE_FILTER = 2
+
+
+class _Budget(BaseException):
+    """Raised by SIGALRM when a test exceeds its time budget."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Budget
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def setup_child(cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None) -> int:
+    """Confine the freshly forked child; returns the record fd (moved to 3). Runs before any
+    program code, so every limit is in place when the program starts."""
+    os.setsid()  # own process group: the zygote kills the whole group
+    if libc is not None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)  # stdin empty, stdout/stderr floods go nowhere
+    if wfd != 3:
+        os.dup2(wfd, 3)
+    os.closerange(4, 1 << 16)
+    os.chdir(cfg["workdir"])
+    mem = cfg["memory_mb"] << 20
+    cpu = int((n_tests + 1) * cfg["timeout_s"]) + 2
+    limits = [
+        (resource.RLIMIT_AS, mem, mem),
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_FSIZE, 1 << 20, 1 << 20),
+        (resource.RLIMIT_NOFILE, 64, 64),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
+    if cfg["uid"] is not None:
+        limits.append((resource.RLIMIT_NPROC, cfg["nproc"], cfg["nproc"]))
+    for which, soft, hard in limits:
+        resource.setrlimit(which, (soft, hard))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+    if cfg["uid"] is not None:
+        os.setgroups([])
+        os.setgid(cfg["uid"])
+        os.setuid(cfg["uid"])
+    if cfg["bpf"] and libc is not None:
+        _load_seccomp(libc, bytes.fromhex(cfg["bpf"]))
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
+    return 3
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
+    """Load a filter built (and exported as raw BPF) by the sandbox process with pyseccomp."""
+    prog = _SockFprog(len(bpf) // 8, bpf)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
+
+
+def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, fd: int) -> None:
+    """Compile and import the program once, then run its tests in order, one record each."""
+    dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
+    setitimer, real = signal.setitimer, signal.ITIMER_REAL
+
+    def send(rec: list) -> None:
+        write_all(fd, (dumps(rec) + "\n").encode())
+
+    signal.signal(signal.SIGALRM, _on_alarm)
+    sys.setrecursionlimit(1000)
+    try:
+        code = compile(src, "<program>", "exec")
+    except MemoryError:
+        return send(["X", "M", ""])
+    except Exception as e:  # SyntaxError, ValueError (null bytes), RecursionError (too deep)
+        return send(["X", "S", type(e).__name__])
+    g: dict = {"__name__": "solution", "__builtins__": builtins}
+    random.seed(0)
+    try:
+        try:
+            setitimer(real, budget)
+            exec(code, g)
+            fn = g[entry]
+        finally:
+            setitimer(real, 0)
+    except _Budget:
+        return send(["X", "T", ""])
+    except MemoryError:
+        return send(["X", "M", ""])
+    except KeyError:
+        return send(["X", "E", f"missing entry point {entry}"])
+    except BaseException as e:
+        return send(["X", "E", _name(e)])
+    send(["R", cpu_time()])
+    for i in idxs:
+        args = inputs[i]
+        random.seed(0)
+        t0, c0 = perf(), cpu_time()
+        try:
+            try:
+                setitimer(real, budget)
+                text = canon(fn(*args))
+            finally:
+                setitimer(real, 0)
+            rec = [i, "V", text]
+            if len(text) > TEXT_CAP:
+                rec = [i, "H", hashlib.sha256(text.encode()).hexdigest()]
+        except _Budget:
+            rec = [i, "T", ""]
+        except MemoryError:
+            rec = [i, "M", ""]
+        except Unserialisable as e:
+            rec = [i, "U", str(e.args[0])[:100]]
+        except BaseException as e:  # sys.exit and KeyboardInterrupt are a program's errors too
+            rec = [i, "E", _name(e)]
+        rec[2:2] = [perf() - t0, cpu_time() - c0]
+        send(rec)
+
+
+def _name(e: BaseException) -> str:
+    try:
+        return str(type(e).__name__)[:100]
+    except BaseException:
+        return "?"
+
+
+# ------------------------------------------------- the records, as the zygote checks them
+def is_ready_record(rec: object) -> bool:
+    return type(rec) is list and len(rec) == 2 and rec[0] == "R" and type(rec[1]) is float
+
+
+def decode(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except Exception:  # ValueError, and RecursionError / MemoryError for hostile nesting
+        return None
+
+
+def is_row_record(rec: object) -> bool:
+    return (
+        type(rec) is list
+        and len(rec) == 3
+        and rec[0] == "X"
+        and rec[1] in ("S", "E", "T", "M")
+        and type(rec[2]) is str
+        and len(rec[2]) <= 200
+    )
+
+
+def is_cell_record(rec: object, expect_idx: int) -> bool:
+    if type(rec) is not list or len(rec) != 5 or rec[0] != expect_idx:
+        return False
+    _, kind, dur, cpu, payload = rec
+    return (
+        kind in ("V", "H", "E", "U", "T", "M")
+        and type(dur) is float
+        and type(cpu) is float
+        and type(payload) is str
+        and (kind == "V" or len(payload) <= 200)
+    )
