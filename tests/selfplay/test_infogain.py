@@ -137,7 +137,9 @@ def test_the_test_passing_exactly_the_correct_programs_ranks_first(seed, correct
     pool += [np.ones(m, bool), ~perfect, rng.random(m) < 0.5]
     E = np.stack(pool, axis=1)
     r = ig_rewards(E, y, correction=correction, rng=seed)
-    assert r.reward[0] >= r.reward.max() - 1e-12
+    # the permutation correction is a Monte Carlo estimate: allow its noise, 4 SE each side
+    tol = 8 * float(r.null.se.max()) if r.null is not None else 1e-12
+    assert r.reward[0] >= r.reward.max() - tol
 
 
 @settings(max_examples=50, deadline=None)
