@@ -13,4 +13,5 @@ COMMANDS: dict[str, str] = {
     "redteam": "rewardkit.envs.cli:redteam",
     "sweep": "rewardkit.envs.cli:sweep",
     "sandbox": "rewardkit.sandbox.cli:sandbox",
+    "selfplay": "rewardkit.selfplay.cli:selfplay",
 }

@@ -1,0 +1,273 @@
+"""Programs × tests → pass matrix and output hashes, cached by content hash.
+
+    >>> from rewardkit.selfplay.executor import TestCase, owned_executor
+    >>> with owned_executor(None) as ex:  # cached; the sandbox when available; closed on exit
+    ...     res = ex.run(["def f(x):\\n    return x + 1\\n"], [TestCase("(1,)", "2")],
+    ...                  entry_point="f")
+    >>> res.passed.tolist()
+    [[True]]
+
+Three executors share one small interface, ``run(programs, tests, *, entry_point)``:
+
+- :class:`SandboxExecutor` runs through ``rewardkit.sandbox.Sandbox`` (isolated children; the
+  parent compares outputs). It is the default whenever that package is importable.
+- :class:`TrustedExecutor` runs programs **in this process**. It exists only for code this
+  package ships itself — the embedded bank's references, hand-written candidates and their AST
+  mutants — where the sandbox is unavailable. It is not a sandbox and must never see model
+  output.
+- :class:`CachedExecutor` wraps either and runs each (program, test) pair at most once, keyed by
+  the SHA-256 of the program text, the test and the entry point; the self-play simulation
+  draws from a finite universe, so after the first steps every cell is a cache hit.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import signal
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._optional import have
+
+__all__ = [
+    "CachedExecutor",
+    "ExecutionResult",
+    "Executor",
+    "SandboxExecutor",
+    "TestCase",
+    "TrustedExecutor",
+    "default_executor",
+    "default_executor_name",
+    "owned_executor",
+]
+
+if have("rewardkit.sandbox"):
+    from ..sandbox import TestCase
+else:  # the sandbox area is optional at import time; same fields as sandbox.TestCase
+
+    @dataclass(frozen=True)
+    class TestCase:  # type: ignore[no-redef]
+        """A test: Python literals for the argument tuple and the expected value."""
+
+        input: str
+        expected: str
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """One run: ``passed`` (m, K) bool, ``output_hash`` (m, K) str (hash of the program's actual
+    output or of its error kind) and ``invalid_test`` (m, K) bool (the test itself does not
+    parse)."""
+
+    passed: np.ndarray
+    output_hash: np.ndarray
+    invalid_test: np.ndarray
+
+
+class Executor(Protocol):
+    name: str
+
+    def run(
+        self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
+    ) -> ExecutionResult: ...
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """A SIGALRM budget where signals are available (main thread); otherwise none is needed
+    for the bank's own code, which has no unbounded loop (mutations never touch ``while``)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise _Timeout
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+class TrustedExecutor:
+    """In-process execution of this package's own programs (see the module docstring)."""
+
+    name = "trusted-in-process"
+
+    def __init__(self, timeout_s: float = 1.0) -> None:
+        self.timeout_s = timeout_s
+
+    def run(
+        self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
+    ) -> ExecutionResult:
+        m, K = len(programs), len(tests)
+        passed = np.zeros((m, K), dtype=bool)
+        out_hash = np.empty((m, K), dtype=object)
+        invalid = np.zeros((m, K), dtype=bool)
+        parsed: list[tuple[tuple[Any, ...], str] | None] = []
+        for t in tests:
+            try:
+                args = ast.literal_eval(t.input)
+                expected = ast.literal_eval(t.expected)
+                parsed.append((args, repr(expected)) if isinstance(args, tuple) else None)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                parsed.append(None)
+        for i, src in enumerate(programs):
+            try:
+                code = compile(src, f"<candidate {i}>", "exec")
+                ns: dict[str, Any] = {}
+                exec(code, ns)
+                fn = ns[entry_point]
+            except Exception as exc:
+                out_hash[i, :] = "error:" + type(exc).__name__
+                invalid[i, :] = [p is None for p in parsed]
+                continue
+            for j, p in enumerate(parsed):
+                if p is None:
+                    invalid[i, j] = True
+                    out_hash[i, j] = "invalid-test"
+                    continue
+                args = ast.literal_eval(tests[j].input)  # fresh objects: no test sees another's
+                try:
+                    with _time_limit(self.timeout_s):
+                        got = repr(fn(*args))
+                except _Timeout:
+                    out_hash[i, j] = "timeout"
+                    continue
+                except Exception as exc:
+                    out_hash[i, j] = "error:" + type(exc).__name__
+                    continue
+                out_hash[i, j] = _sha(got)[:16]
+                passed[i, j] = got == p[1]
+        return ExecutionResult(passed, out_hash, invalid)
+
+
+class SandboxExecutor:
+    """``rewardkit.sandbox.Sandbox`` behind the executor interface; use as a context manager or
+    call :meth:`close`."""
+
+    name = "sandbox"
+
+    def __init__(self, **sandbox_kwargs: Any) -> None:
+        from ..sandbox import Sandbox
+
+        self._sb = Sandbox(**sandbox_kwargs)
+        self._sb.__enter__()
+        self.isolation: tuple[str, ...] = ()
+
+    def run(
+        self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
+    ) -> ExecutionResult:
+        from ..sandbox import Status
+
+        table = self._sb.run(list(programs), list(tests), entry_point=entry_point)
+        self.isolation = tuple(table.isolation)
+        status = np.asarray(table.status)
+        return ExecutionResult(
+            np.asarray(table.passed, dtype=bool),
+            np.asarray(table.output_hash, dtype=object),
+            status == Status.INVALID_TEST,
+        )
+
+    def close(self) -> None:
+        self._sb.__exit__(None, None, None)
+
+    def __enter__(self) -> SandboxExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def default_executor_name() -> str:
+    """What :func:`default_executor` would return, without starting it."""
+    return SandboxExecutor.name if have("rewardkit.sandbox") else TrustedExecutor.name
+
+
+def default_executor(**sandbox_kwargs: Any) -> Executor:
+    """The sandbox when ``rewardkit.sandbox`` is importable; else :class:`TrustedExecutor`,
+    which is only fit for this package's own bank programs."""
+    if have("rewardkit.sandbox"):
+        return SandboxExecutor(**sandbox_kwargs)
+    return TrustedExecutor()
+
+
+@contextmanager
+def owned_executor(executor: Executor | None) -> Iterator[Executor]:
+    """The caller's executor as is, or a cached default one that is closed on exit."""
+    if executor is not None:
+        yield executor
+        return
+    ex = CachedExecutor(default_executor())
+    try:
+        yield ex
+    finally:
+        ex.close()
+
+
+class CachedExecutor:
+    """Runs each (program, test, entry point) at most once; counts what it ran and reused."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+        self.name = f"cached({inner.name})"
+        self._cache: dict[tuple[str, str, str], tuple[bool, str, bool]] = {}
+        self.executions = 0  # cells actually run
+        self.hits = 0  # cells answered from the cache
+
+    def run(
+        self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
+    ) -> ExecutionResult:
+        pk = [_sha(p) for p in programs]
+        tk = [_sha(f"{t.input}\x00{t.expected}") for t in tests]
+        missing_rows = {}
+        for i, p in enumerate(pk):
+            cols = [j for j, t in enumerate(tk) if (entry_point, p, t) not in self._cache]
+            if cols:
+                missing_rows[i] = cols
+        # one inner call over the union of missing tests for the rows that miss any
+        if missing_rows:
+            rows = sorted(missing_rows)
+            cols = sorted({j for c in missing_rows.values() for j in c})
+            res = self.inner.run(
+                [programs[i] for i in rows], [tests[j] for j in cols], entry_point=entry_point
+            )
+            self.executions += len(rows) * len(cols)
+            for a, i in enumerate(rows):
+                for b, j in enumerate(cols):
+                    self._cache[(entry_point, pk[i], tk[j])] = (
+                        bool(res.passed[a, b]),
+                        str(res.output_hash[a, b]),
+                        bool(res.invalid_test[a, b]),
+                    )
+        m, K = len(programs), len(tests)
+        passed = np.zeros((m, K), dtype=bool)
+        out = np.empty((m, K), dtype=object)
+        inv = np.zeros((m, K), dtype=bool)
+        for i, p in enumerate(pk):
+            for j, t in enumerate(tk):
+                passed[i, j], out[i, j], inv[i, j] = self._cache[(entry_point, p, t)]
+        self.hits += m * K - sum(len(c) for c in missing_rows.values())
+        return ExecutionResult(passed, out, inv)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()

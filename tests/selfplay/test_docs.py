@@ -1,0 +1,31 @@
+"""The usage examples in the selfplay docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "audit",
+    "bank",
+    "checks",
+    "dualpool",
+    "executor",
+    "infogain",
+    "mutations",
+    "probes",
+    "pruning",
+    "simulate",
+    "sweep",
+    "testgen",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    mod = importlib.import_module(f"rewardkit.selfplay.{name}")
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
