@@ -9,7 +9,6 @@ shared/notes/trl-on-cpu.md).
 
 from __future__ import annotations
 
-import string
 from typing import Any
 
 import pytest
@@ -36,45 +35,6 @@ KEYS = (
     "levels_B/frac_masked",
     "levels_B/has_l0",
 )
-CHAT_TEMPLATE = (
-    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-    "{% if add_generation_prompt %}assistant: {% endif %}"
-)
-
-
-def _tokenizer() -> Any:
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    chars = list(string.ascii_letters + string.digits + string.punctuation + " \n")
-    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *chars])}
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")  # one token per character
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
-    )
-    fast.chat_template = CHAT_TEMPLATE
-    return fast
-
-
-def _model(vocab_size: int) -> Any:
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    cfg = Qwen2Config(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=256,
-        tie_word_embeddings=True,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=None,
-    )
-    return Qwen2ForCausalLM(cfg)
 
 
 def _stack() -> RewardStack:
@@ -104,11 +64,13 @@ def _stack() -> RewardStack:
     [False, pytest.param(True, marks=pytest.mark.slow)],
     ids=["standard", "conversational"],
 )
-def test_grpo_trainer_logs_rewardkit_metrics(tmp_path: Any, conversational: bool) -> None:
+def test_grpo_trainer_logs_rewardkit_metrics(
+    conversational: bool, grpo_config: Any, tiny_tokenizer: Any, tiny_model: Any
+) -> None:
     from datasets import Dataset
 
-    tokenizer = _tokenizer()
-    model = _model(len(tokenizer))
+    tokenizer = tiny_tokenizer
+    model = tiny_model
     prompts = ["2+2=", "1+3=", "name a color:", "3+3="]
     if conversational:
         prompts_col: list[Any] = [[{"role": "user", "content": p}] for p in prompts]
@@ -131,23 +93,7 @@ def test_grpo_trainer_logs_rewardkit_metrics(tmp_path: Any, conversational: bool
 
     rk = Recording(reward_func(_stack(), name="rk").stack, "rk")
     lv = reward_func(levels_stack(column="step_levels"), name="levels_B")
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        bf16=False,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=8,
-        max_steps=3,
-        logging_steps=1,
-        beta=0.0,
-        learning_rate=1e-3,
-        report_to="none",
-        save_strategy="no",
-        seed=0,
-        activation_checkpointing=False,
-        disable_tqdm=True,
-    )
+    args = grpo_config()
     trainer = trl.GRPOTrainer(
         model=model,
         reward_funcs=[rk, lv],
@@ -181,3 +127,84 @@ def test_grpo_trainer_logs_rewardkit_metrics(tmp_path: Any, conversational: bool
             assert isinstance(first, list) and first[0]["role"] == "assistant"
         else:
             assert isinstance(first, str)
+
+
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+def test_grpo_trainer_with_the_fhir_verifier_reward(
+    grpo_config: Any, tiny_tokenizer: Any, tiny_model: Any
+) -> None:
+    """The FHIR reward in a real run: the trajectory is what the model wrote, the task a column.
+
+    A random model writes no valid action, so each completion is malformed actions and no
+    answer; the logged values are checked against a fresh environment replaying exactly what
+    TRL passed (the environment is the oracle), and the gate/component keys must all be there.
+    """
+    from datasets import Dataset
+
+    from rewardkit.envs import make
+    from rewardkit.integrations.fhir import completion_actions
+    from rewardkit.integrations.trl import fhir_reward_func
+
+    # seed -1 cannot re-create the task: None. One such row of eight, so that no batch of
+    # two prompts is all None (TRL would then have no mean to log).
+    tasks = [{"seed": s, "options": {"trap": "none", "variant": s % 6}} for s in range(7)]
+    tasks.append({"seed": -1, "options": {"trap": "none", "variant": 0}})
+    ds = Dataset.from_dict({"prompt": [f"ANC {i}?" for i in range(8)], "task": tasks})
+    calls: list[tuple[dict[str, Any], list[float | None]]] = []
+
+    class Recording(TRLReward):
+        def __call__(self, **kwargs: Any) -> list[float | None]:
+            out = super().__call__(**kwargs)
+            calls.append((kwargs, out))
+            return out
+
+    rk = Recording(fhir_reward_func().stack, "fhir")
+    trainer = trl.GRPOTrainer(
+        model=tiny_model,
+        reward_funcs=[rk],
+        args=grpo_config(),
+        train_dataset=ds,
+        processing_class=tiny_tokenizer,
+    )
+    trainer.train()
+
+    logs = [h for h in trainer.state.log_history if "rewards/fhir/mean" in h]
+    assert len(logs) == len(calls) == 3, trainer.state.log_history
+    keys = ["rewards/fhir/mean", "fhir/frac_unscorable", "fhir/frac_hard_failed"]
+    keys += [
+        f"fhir/gate/{g}"
+        for g in ("cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak")
+    ]
+    keys += [
+        f"fhir/{c}"
+        for c in (
+            "task",
+            "citation",
+            "abstention",
+            "efficiency",
+            "format",
+            "cost",
+            "soft_total",
+            "answered",
+            "steps",
+            "format_errors",
+        )
+    ]
+    for h, (kw, out) in zip(logs, calls):
+        for key in keys:
+            assert key in h, (key, sorted(h))
+        oracle: list[float | None] = []
+        for text, task in zip(kw["completions"], kw["task"]):
+            if task["seed"] < 0:
+                oracle.append(None)
+                continue
+            env = make("fhir/anc-threshold-v1")
+            env.reset(seed=task["seed"], options=task["options"])
+            for a in list(completion_actions(text)) or [""]:
+                if any(env.step(a)[2:4]):
+                    break
+            oracle.append(env.finalize().total)
+        assert out == oracle
+        scored = [v for v in oracle if v is not None]
+        assert h["rewards/fhir/mean"] == pytest.approx(sum(scored) / len(scored), abs=1e-6)
+        assert h["fhir/frac_unscorable"] == pytest.approx(oracle.count(None) / len(oracle))

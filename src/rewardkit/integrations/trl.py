@@ -30,7 +30,8 @@ sample in a batch logs NaN, never 0).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from ..errors import ConfigError
@@ -39,7 +40,7 @@ from ..stack import RewardResult, RewardStack
 from ._common import Target, completion_text, resolve
 from .levels import levels_stack
 
-__all__ = ["TRLReward", "levels_reward_func", "reward_func"]
+__all__ = ["TRLReward", "fhir_reward_func", "levels_reward_func", "reward_func"]
 
 # Keyword arguments TRL passes that are not per-completion dataset columns.
 _TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric")
@@ -186,3 +187,29 @@ def levels_reward_func(
         column=column, recipe=recipe, mapping=mapping, gamma=gamma, session=session
     )
     return reward_func(stack, name=name or f"levels_{recipe}")
+
+
+def fhir_reward_func(
+    env_id: str = "fhir/anc-threshold-v1",
+    *,
+    name: str | None = None,
+    column: str = "task",
+    env_kwargs: Mapping[str, Any] | None = None,
+    log_components: bool = True,
+) -> TRLReward:
+    """A TRL reward that replays each completion's actions in ``env_id`` and returns the hidden
+    verifier's total (``None`` when the row's task cannot re-create the environment).
+
+    The completion is the trajectory (JSON lines or a JSON list of ``{"tool", "args"}`` /
+    ``{"answer"}`` objects, or assistant messages holding them); the dataset column ``column``
+    holds ``{"seed": int, "options": {...}}`` (see :mod:`rewardkit.integrations.fhir`).
+    ``name`` defaults to the id in word characters (``fhir_anc_threshold_v1``). Logged: every
+    gate (``<name>/gate/<gate>``), component and ``soft_total`` / ``answered`` / ``steps`` /
+    ``format_errors``.
+    """
+    from .fhir import fhir_stack  # the environments load only when this reward is asked for
+
+    stack = fhir_stack(env_id, column=column, env_kwargs=env_kwargs)
+    if name is None:
+        name = re.sub(r"\W+", "_", env_id).strip("_")
+    return reward_func(stack, name=name, log_components=log_components)
