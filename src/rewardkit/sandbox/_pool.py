@@ -70,6 +70,16 @@ def build_seccomp_bpf() -> str:
         return fh.read().hex()
 
 
+def _rebind_under_tmp() -> list[str]:
+    """bwrap gives the worker a private, empty /tmp; when the interpreter or this package live
+    under /tmp (a checkout or virtual environment there), bind them back, read-only."""
+    args: list[str] = []
+    for path in sorted({os.path.dirname(os.path.abspath(sys.executable)), str(WORKER.parent)}):
+        if path == "/tmp" or path.startswith("/tmp/"):
+            args += ["--ro-bind", path, path]
+    return args
+
+
 @dataclass
 class _Job:
     row: int
@@ -83,7 +93,7 @@ class _Worker:
     def __init__(self, cfg: dict, use_bwrap: bool) -> None:
         cmd = [sys.executable, "-I", "-S", "-B", str(WORKER)]
         if use_bwrap:
-            cmd = ["bwrap", *BWRAP_ARGS, "--", *cmd]
+            cmd = ["bwrap", *BWRAP_ARGS, *_rebind_under_tmp(), "--", *cmd]
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
