@@ -99,3 +99,16 @@ def test_demo_twice_gives_byte_identical_json_artefacts(tmp_path):
     for name, digest in manifest["artefacts"].items():
         assert digest == "sha256:" + hashlib.sha256((a / name).read_bytes()).hexdigest()
         assert digest in (a / "report.html").read_text()  # the report lists every hash
+
+
+def test_manifest_keeps_other_commands_artefacts(tmp_path):
+    from rewardkit._cliutil import write_artefacts
+
+    write_artefacts(tmp_path, {"a.json": {"x": 1}})
+    write_artefacts(tmp_path, {"b.json": {"y": 2}})
+    listed = json.loads((tmp_path / "manifest.json").read_text())["artefacts"]
+    assert set(listed) == {"a.json", "b.json"}
+    (tmp_path / "a.json").unlink()
+    write_artefacts(tmp_path, {"b.json": {"y": 3}})
+    listed = json.loads((tmp_path / "manifest.json").read_text())["artefacts"]
+    assert set(listed) == {"b.json"}

@@ -73,9 +73,12 @@ def test_none_components_are_excluded_and_listed():
     assert rec["reward/task"] is None  # never logged as 0
 
 
-def test_nan_component_counts_as_none():
+def test_nan_component_is_an_error_not_a_silent_exclusion():
     r = make().score({"task": float("nan"), "patient": "p1"})
-    assert r.excluded == ("task",) and r.components["task"] is None
+    assert r.errors["task"] == (
+        "ValueError: component 'task' returned nan; return None when it cannot score"
+    )
+    assert r.total is None and r.components["task"] is None and "task" in r.excluded
 
 
 def test_all_weighted_components_none_gives_none_total():

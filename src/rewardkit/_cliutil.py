@@ -9,6 +9,7 @@ turns them into one line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,8 @@ def resolve_settings(
 def write_artefacts(
     out: Path, artefacts: dict[str, Any], *, manifest: str = "manifest.json"
 ) -> dict[str, str]:
-    """Write each artefact atomically (canonical JSON for objects, raw for bytes / str) and a
-    manifest of their SHA-256 hashes; return name → hash."""
+    """Write each artefact atomically (canonical JSON for objects, raw for bytes / str) and
+    update the folder's manifest of SHA-256 hashes; return name → hash of this call's files."""
     hashes: dict[str, str] = {}
     for name, obj in sorted(artefacts.items()):
         if isinstance(obj, bytes):
@@ -64,8 +65,19 @@ def write_artefacts(
             data = (canonical_json(obj, indent=1) + "\n").encode("utf-8")
         write_atomic(out / name, data)
         hashes[name] = content_hash(data)
+    # Commands share an --out folder: keep the other commands' entries whose files are still
+    # there, so the manifest always covers every artefact in the folder.
+    listed = dict(hashes)
+    try:
+        previous = json.loads((out / manifest).read_text(encoding="utf-8")).get("artefacts", {})
+    except (OSError, ValueError, AttributeError):
+        previous = {}
+    if isinstance(previous, dict):
+        for name, digest in previous.items():
+            if name not in listed and isinstance(digest, str) and (out / name).is_file():
+                listed[name] = digest
     write_atomic(
         out / manifest,
-        canonical_json({"rewardkit": __version__, "artefacts": hashes}, indent=1) + "\n",
+        canonical_json({"rewardkit": __version__, "artefacts": listed}, indent=1) + "\n",
     )
     return hashes

@@ -172,10 +172,11 @@ class Component:
                 f"component returns a float or None"
             )
         x = float(out)
-        if math.isnan(x):
-            return None  # NaN means "cannot score" in TRL's convention; listed as excluded
-        if math.isinf(x):
-            raise ValueError(f"component {self.name!r} returned {x}")
+        if not math.isfinite(x):
+            # A 0/0 or overflow is a bug, not "cannot score" (that is None): record it as an error.
+            raise ValueError(
+                f"component {self.name!r} returned {x}; return None when it cannot score"
+            )
         return x
 
 

@@ -55,13 +55,13 @@ def demo_section() -> Section:
     cal_ok = expected_calibration_error(q, y)
     cal_over = expected_calibration_error(sharp, y)
     gain = float(np.mean(log_reward(q, y)) - np.mean(log_reward(sharp, y)))
-    ece_ok, ece_over = cal_ok.ece or 0.0, cal_over.ece or 0.0
+    ece_ok, ece_over = cal_ok.ece, cal_over.ece
     checks += [
         Check(
             "ECE: calibrated < overconfident",
             "calibrated lower",
-            f"{ece_ok:.4f} < {ece_over:.4f}",
-            ece_ok < ece_over,
+            "None" if ece_ok is None or ece_over is None else f"{ece_ok:.4f} < {ece_over:.4f}",
+            ece_ok is not None and ece_over is not None and ece_ok < ece_over,
         ),
         Check("mean log reward: calibrated − overconfident", "> 0", _fmt(gain), gain > 0),
     ]
