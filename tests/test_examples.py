@@ -42,3 +42,28 @@ def test_quickstart_prints_the_documented_numbers():
     assert lines[2].startswith("None False {} ('task',)")
     assert lines[3] == "advantages: [1.0, -1.0, None]"
     assert lines[4] == "recipe B: 0.235385"
+
+
+def _run(name):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+
+
+def test_fhir_example_finds_no_exploit_in_the_shipped_verifier_and_some_in_the_naive_one():
+    out = _run("fhir_env.py")
+    assert "check_env: True" in out
+    assert "shipped: 0 exploits" in out
+    naive = int(out.split("naive: ")[1].split(" exploits")[0])
+    assert naive > 0
+
+
+def test_validate_own_reward_example_passes_all_five_gates():
+    out = _run("validate_own_reward.py")
+    for gate in ("mapping", "determinism", "spike_in", "ablations", "golden"):
+        line = next(ln for ln in out.splitlines() if ln.startswith(gate))
+        assert "PASS" in line.split()[1], line
