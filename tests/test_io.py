@@ -76,3 +76,11 @@ def test_optional_extras():
     assert have("json") and not have("rewardkit_no_such_module")
     with pytest.raises(MissingExtraError, match=r"pip install 'rewardkit\[report\]'"):
         require("rewardkit_no_such_module", "report", "Plotting")
+
+
+def test_read_jsonl_rejects_a_file_without_records(tmp_path):
+    p = tmp_path / "empty.jsonl"
+    p.write_text("\n  \n")
+    with pytest.raises(InputError, match=r"empty\.jsonl: no records: expected one JSON object"):
+        read_jsonl(p)
+    assert read_jsonl(p, allow_empty=True) == []

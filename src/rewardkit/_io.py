@@ -19,9 +19,15 @@ T = TypeVar("T")
 
 
 def read_jsonl(
-    path: str | Path, parse: Callable[[dict[str, Any], str, int], T] | None = None
+    path: str | Path,
+    parse: Callable[[dict[str, Any], str, int], T] | None = None,
+    *,
+    allow_empty: bool = False,
 ) -> list[T] | list[dict[str, Any]]:
     """Read a JSONL file: one JSON object per non-blank line.
+
+    A file without any record is an error (almost always a wrong path or a failed export)
+    unless ``allow_empty=True``.
 
     ``parse(obj, path, line)`` turns each object into a record and raises :class:`InputError`
     (use :func:`require_field`) for a bad field; the line number is 1-based.
@@ -50,6 +56,8 @@ def read_jsonl(
                 line=lineno,
             )
         out.append(parse(obj, str(p), lineno) if parse else obj)
+    if not out and not allow_empty:
+        raise InputError("no records: expected one JSON object per line", path=str(p))
     return out
 
 

@@ -171,7 +171,9 @@ decision = st.builds(
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.lists(decision, max_size=4, unique_by=lambda d: d["decision_id"]), max_size=4),
+    st.lists(
+        st.lists(decision, max_size=4, unique_by=lambda d: d["decision_id"]), min_size=1, max_size=4
+    ),
     st.lists(st.sampled_from(["final", "provisional", "revoked", None]), max_size=4),
 )
 def test_roundtrip_property(tmp_path_factory, trajs, verdict_pool):
