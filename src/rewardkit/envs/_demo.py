@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..demo import Check, Section
+from ..report.plots import bars_png, optional_figures, table_png
 from .checker import check_env
-from .fuzz import fuzz
+from .fuzz import FuzzReport, fuzz
 from .lab import run_lab
-from .library import REQUIRED_KINDS, build_library, run_case
+from .library import REQUIRED_KINDS, AdversarialCase, CaseOutcome, build_library, run_case
 from .registry import make, registered
+from .sweep import SweepResult, pareto_png, sweep
 
 DEMO_EPISODES = 300
 
@@ -64,6 +68,8 @@ def demo_section() -> Section:
             naive.n_exploits > 0,
         )
     )
+    sw = sweep()  # the default sweep of `rewardkit sweep` (under a second)
+    figures = optional_figures(lambda: _figures(cases, outcomes, rep, sw))
     return Section(
         "envs",
         "Verifiable FHIR environment: lab rlvr and a short red-team",
@@ -74,5 +80,82 @@ def demo_section() -> Section:
                 "library": [{"name": o.name, "matched": o.matched} for o in outcomes],
                 "fuzz": rep.to_dict(),
             },
+            "envs_sweep.json": sw.to_dict(),
         },
+        figures,
+        "The FHIR environments pass check_env; the lab's scripted policies show the reward "
+        "separates them; every hand-written cheat gets exactly the outcome written down for it; "
+        "random fuzzing finds no exploit in the shipped verifier but does in a naive control; "
+        "the weight sweep shows which behaviours sit on the success / cost front.",
     )
+
+
+SHOWN_VALUES = 3  # pinned values per table cell; the rest are counted ("+2 more")
+
+
+def _outcome(gates: Sequence[str], values: Sequence[tuple[str, float | None]]) -> str:
+    """One table cell: the gates that fail (a hard fail) or "pass", then the first pinned values
+    (the total, then components), e.g. "pass; citation 0.1, task 1"."""
+    head = "FAIL " + ", ".join(sorted(gates)) if gates else "pass"
+    shown = [f"{k} {'None' if v is None else f'{v:.3g}'}" for k, v in values[:SHOWN_VALUES]]
+    more = f" +{len(values) - SHOWN_VALUES} more" if len(values) > SHOWN_VALUES else ""
+    return f"{head}; " + ", ".join(shown) + more if shown else head
+
+
+def _table_rows(
+    cases: Sequence[AdversarialCase], outcomes: Sequence[CaseOutcome]
+) -> list[tuple[str, str, str, str]]:
+    """Per case: its name, the expected and observed outcome on the same keys, match."""
+    rows = []
+    for c, o in zip(cases, outcomes):
+        keys = (["total"] if c.total is not None else []) + list(c.components)
+        want = {"total": c.total, **c.components}
+        got = {"total": o.verdict.total, **o.verdict.components}
+        rows.append(
+            (
+                c.name,
+                _outcome(c.gates, [(k, want[k]) for k in keys]),
+                _outcome(tuple(o.verdict.gate_failures), [(k, got.get(k)) for k in keys]),
+                "PASS" if o.matched else "FAIL",
+            )
+        )
+    return rows
+
+
+def _figures(
+    cases: Sequence[AdversarialCase],
+    outcomes: Sequence[CaseOutcome],
+    rep: FuzzReport,
+    sw: SweepResult,
+) -> dict[str, bytes]:
+    rows = _table_rows(cases, outcomes)
+    matched = sum(o.matched for o in outcomes)
+    policies = sorted(rep.episodes_by_policy)
+    return {
+        "Red-team library: expected vs observed outcome of every hand-written cheat": table_png(
+            ("case", "expected (gates; pinned values)", "observed", "match"),
+            rows,
+            title=f"Adversarial library: {matched}/{len(cases)} cases get exactly their "
+            "expected outcome",
+            verdict_col=3,
+            col_widths=(0.22, 0.35, 0.35, 0.08),
+            width_in=10.0,
+            row_in=0.22,
+            fontsize=8,
+        ),
+        f"Red-team fuzzing ({rep.episodes} episodes): exploits per policy": bars_png(
+            policies,
+            {
+                f"shipped verifier ({rep.stacks['shipped'].n_exploits})": [
+                    rep.stacks["shipped"].exploits_by_policy.get(p, 0) for p in policies
+                ],
+                f"naive per-citation control ({rep.stacks['naive'].n_exploits})": [
+                    rep.stacks["naive"].exploits_by_policy.get(p, 0) for p in policies
+                ],
+            },
+            title="Exploit = high training reward on a wrong or unsafe episode",
+            ylabel="exploit episodes",
+            width_in=7.2,
+        ),
+        "Sweep: task success vs cost per behaviour, with the Pareto front": pareto_png(sw),
+    }

@@ -19,7 +19,6 @@ under any weights is ``0 if hard-failed else Σ w_c · component_c`` (checked ag
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from .fhir.verifier import COMPONENTS, DEFAULT_WEIGHTS
 from .fhir.world import TRAPS
 from .registry import make
 
-__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "plot_pareto", "sweep"]
+__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "pareto_png", "plot_pareto", "sweep"]
 
 DEFAULT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
@@ -192,44 +191,52 @@ def sweep(
 
 
 def plot_pareto(result: SweepResult, path: str | Path) -> Path:
-    """Task success vs cost per behaviour, the front joined, the preferred ones ringed."""
+    """Write :func:`pareto_png` to ``path`` atomically."""
+    return write_atomic(path, pareto_png(result))
+
+
+def pareto_png(result: SweepResult, *, title: str | None = None) -> bytes:
+    """PNG bytes: task success vs cost per behaviour, the front joined, the preferred ones
+    ringed (needs the report extra; drawn by :func:`rewardkit.report.plots.png`)."""
     require("matplotlib", "report", "rewardkit sweep's Pareto plot")
-    import matplotlib
+    from ..report.plots import PALETTE, png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
-    chosen = {b for row in result.preferred.values() for b in row}
-    at: dict[tuple[float, float], list[str]] = {}
-    for b in result.behaviours:  # behaviours on the same point share one label
-        at.setdefault((result.cost_spent[b], result.success[b]), []).append(b)
-    for (x, y), names in at.items():
-        ax.scatter(
-            [x],
-            [y],
-            s=60,
-            zorder=3,
-            linewidths=1.5,
-            edgecolors="black" if chosen & set(names) else "none",
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        chosen = {b for row in result.preferred.values() for b in row}
+        at: dict[tuple[float, float], list[str]] = {}
+        for b in result.behaviours:  # behaviours on the same point share one label
+            at.setdefault((result.cost_spent[b], result.success[b]), []).append(b)
+        for j, ((x, y), names) in enumerate(at.items()):
+            ax.scatter(
+                [x],
+                [y],
+                s=60,
+                zorder=3,
+                color=PALETTE[j % len(PALETTE)],
+                linewidths=1.5,
+                edgecolors="black" if chosen & set(names) else "none",
+            )
+            ax.annotate(
+                ", ".join(names), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8
+            )
+        front = [(result.cost_spent[b], result.success[b]) for b in result.pareto]
+        ax.plot(
+            [p[0] for p in front],
+            [p[1] for p in front],
+            "--",
+            color="grey",
+            zorder=2,
+            label="Pareto front",
         )
-        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
-    front = [(result.cost_spent[b], result.success[b]) for b in result.pareto]
-    ax.plot(
-        [p[0] for p in front],
-        [p[1] for p in front],
-        "--",
-        color="grey",
-        zorder=2,
-        label="Pareto front",
-    )
-    ax.set_xlabel("mean cost spent per episode (tool-cost units)")
-    ax.set_ylabel("task success (held-out: correct and safe)")
-    ax.set_title(
-        f"Behaviours over {result.n_tasks} tasks; ringed = preferred by some weighting", fontsize=9
-    )
-    ax.legend(loc="lower right", fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return write_atomic(path, buf.getvalue())
+        ax.margins(x=0.2, y=0.12)
+        ax.set_xlabel("mean cost spent per episode (tool-cost units)")
+        ax.set_ylabel("task success (held-out: correct and safe)")
+        ax.set_title(
+            title
+            or f"Behaviours over {result.n_tasks} tasks; ringed = preferred by some weighting",
+            fontsize=9,
+        )
+        ax.legend(loc="lower right", fontsize=8)
+
+    return png(draw, width_in=6.4, height_in=4.4)

@@ -24,10 +24,12 @@ from typing import Any
 
 from .._optional import have, require
 
-__all__ = ["PALETTE", "bars_png", "lines_png", "optional_figures", "png"]
+__all__ = ["PALETTE", "bars_png", "lines_png", "optional_figures", "png", "table_png"]
 
 # Colour-blind-safe (Okabe–Ito), in the order series are drawn.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+# Cell fills of a verdict column in ``table_png`` (light, so black text stays readable).
+VERDICT_FILL = {"PASS": "#CDEBDD", "FAIL": "#F6D3C2"}
 
 
 def optional_figures(build: Callable[[], Mapping[str, bytes]]) -> dict[str, bytes]:
@@ -119,3 +121,46 @@ def lines_png(
             ax.legend(fontsize=8, frameon=False)
 
     return png(draw, **size)
+
+
+def table_png(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    title: str,
+    verdict_col: int | None = None,
+    col_widths: Sequence[float] | None = None,
+    width_in: float = 7.2,
+    row_in: float = 0.24,
+    fontsize: float = 8,
+) -> bytes:
+    """A table as a figure: one line per row, the header shaded; cells of ``verdict_col`` that
+    read PASS / FAIL are filled green / orange. The height follows the number of rows."""
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        ax.set_axis_off()
+        ax.set_title(title, fontsize=fontsize + 1.5)
+        tab = ax.table(
+            cellText=[[str(c) for c in r] for r in rows],
+            colLabels=list(columns),
+            colWidths=None if col_widths is None else list(col_widths),
+            cellLoc="left",
+            loc="upper center",
+            bbox=(0.0, 0.0, 1.0, 1.0),
+        )
+        tab.auto_set_font_size(False)
+        tab.set_fontsize(fontsize)
+        for (r, c), cell in tab.get_celld().items():
+            # matplotlib pads by a fraction of the cell width; a fixed ~0.05 in reads better
+            cell.PAD = min(0.1, 0.05 / max(cell.get_width() * width_in, 1e-6))
+            cell.set_edgecolor("#BBBBBB")
+            cell.set_linewidth(0.5)
+            if r == 0:
+                cell.set_facecolor("#E8E8E8")
+                cell.set_text_props(weight="bold")
+            elif c == verdict_col:
+                cell.set_facecolor(VERDICT_FILL.get(str(rows[r - 1][c]), "white"))
+
+    height = 0.45 + row_in * (len(rows) + 1)
+    return png(draw, width_in=width_in, height_in=height)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from ..demo import Check, Section
+from ..report.plots import bars_png, optional_figures
 from .core import Sandbox
 from .table import Status, TestCase
 
@@ -81,9 +82,26 @@ def demo_section() -> Section:
             for k, n in enumerate(names)
         },
     }
+    counts = {st.name: int((table.status == st).sum()) for st in Status}
+    shown = [name for name, c in counts.items() if c]
+    figures = optional_figures(
+        lambda: {
+            f"Statuses of the {table.status.size} cells ({len(names)} programs × {len(TESTS)} "
+            "tests)": bars_png(
+                [name.replace("_", "\n") for name in shown],  # INVALID_TEST on two lines
+                {"cells": [counts[s] for s in shown]},
+                title="Sandbox statuses, one per program / test cell",
+                ylabel="cells",
+            )
+        }
+    )
     return Section(
         "sandbox",
         "Code sandbox: correct, wrong and hostile programs",
         tuple(checks),
         {"sandbox.json": artefact},
+        figures,
+        "Each program runs against each test in a fresh, resource-limited child: wrong, "
+        "crashing, looping, memory-hungry and cheating programs all get their own status, and "
+        "the same input gives the same table.",
     )

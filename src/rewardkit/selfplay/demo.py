@@ -8,11 +8,12 @@ import math
 import numpy as np
 
 from ..demo import Check, Section
+from ..report.plots import optional_figures
 from .bank import load_bank
 from .checks import mm_bound, mm_peak, p1_check
 from .infogain import ig_rewards, miller_madow_bias, plugin_mi
 from .probes import build_probe_pool, detection_rate
-from .simulate import SimConfig, simulate
+from .simulate import SimConfig, SimulationResult, simulate
 
 __all__ = ["demo_section"]
 
@@ -83,6 +84,7 @@ def demo_section() -> Section:
             rises,
         )
     )
+    figures = optional_figures(lambda: _figures(sim))
     return Section(
         "selfplay",
         "Self-play test rewards: IG with its null, P1, E.4 probe, simulation",
@@ -93,4 +95,17 @@ def demo_section() -> Section:
             "selfplay_e4_detection.json": ds.to_dict(),
             "selfplay_simulation.json": {k: v for k, v in sim.to_dict().items() if k != "records"},
         },
+        figures,
+        "Information-gain test rewards with their exact null, the P1 check of the statistics "
+        "notes, the E.4 aliasing probe, and a short self-play simulation whose instruments "
+        "(D_s, H(y), null MI) are plotted per step.",
     )
+
+
+def _figures(sim: SimulationResult) -> dict[str, bytes]:
+    from .plots import render_curves
+
+    return {
+        f"Simulation ({len(DEMO_TASKS)} tasks, {sim.steps} steps): D_s, H(y) and null-MI mean "
+        "per step": render_curves(sim, panels=("D_s", "H_y", "null_mi_mean"), panel_in=(3.4, 3.0))
+    }
