@@ -154,3 +154,40 @@ def test_every_malformed_action_gives_an_error_observation_and_a_format_penalty(
         env.step(a)
     v = env.finalize()
     assert v.components["format"] == 0.75 and v.components["task"] == 1.0
+
+
+def _crash(ep):
+    raise RuntimeError("component down")
+
+
+class UnflaggedEnv(FhirEnv):
+    """Hides that the reward is a placeholder (the pre-fix behaviour)."""
+
+    def step(self, action):
+        obs, reward, term, trunc, info = super().step(action)
+        info.pop("reward_is_none", None)
+        return obs, reward, term, trunc, info
+
+
+def test_an_unscorable_episode_is_flagged_in_info_not_a_silent_zero(monkeypatch):
+    from rewardkit.envs.fhir import verifier
+
+    env = make("fhir/anc-threshold-v1")
+    env.reset(seed=0)
+    *_, (_, reward, term, _, info) = [env.step(a) for a in env.reference_actions()]
+    assert term and reward == 2.1875 and "reward_is_none" not in info  # scored: no flag
+
+    monkeypatch.setitem(verifier.COMPONENTS, "task", _crash)
+    env = make("fhir/anc-threshold-v1")
+    env.reset(seed=0)
+    *early, (_, reward, term, _, info) = [env.step(a) for a in env.reference_actions()]
+    assert env.finalize().total is None and "task" in env.finalize().errors
+    assert term and type(reward) is float and reward == 0.0  # Gymnasium still gets a float
+    assert info["reward_is_none"] is True
+    assert "could not score" in info["reward_none_reason"]
+    assert "task" not in info["reward_none_reason"]  # says that, not which: no verifier leak
+    assert all("reward_is_none" not in step[4] for step in early)
+    assert check_env(env).passed  # the checker accepts the flag (no forbidden key)
+    bad = check_env(UnflaggedEnv("anc-threshold", env_id="fhir/anc-threshold-v1"))
+    flag = next(c for c in bad.checks if c.name.startswith("final reward is the verdict"))
+    assert not flag.passed and "reward_is_none=False" in flag.measured

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from rewardkit._optional import have
+from rewardkit.envs.fhir.verifier import build_stack
 from rewardkit.envs.fuzz import fuzz
 from rewardkit.envs.policies import POLICIES
 from rewardkit.errors import ConfigError
-from rewardkit.stack import Component, RewardStack
+from rewardkit.stack import Component, Gate, GateOutcome, RewardStack
 
 
 def test_shipped_has_no_exploit_and_the_naive_control_has_some():
@@ -22,6 +23,42 @@ def test_shipped_has_no_exploit_and_the_naive_control_has_some():
     assert n.exploits_by_policy["cheat_cite_all"] > 0  # pays per citation: stuffing wins
     ex = n.examples[0]
     assert ex["snapshot"] and ex["reason"]
+
+
+def _exact_match_stack() -> RewardStack:
+    """The shipped stack with the pre-1.1.0 PHI gate (exact spellings only): a regression
+    stand-in that the fuzzer must expose."""
+    shipped = build_stack()
+    needles: dict[int, set[str]] = {}
+
+    def phi_leak(ep):
+        if id(ep.world) not in needles:
+            needles[id(ep.world)] = {
+                s.lower()
+                for pid, p in ep.world.patients.items()
+                for g, f in [(p["name"][0]["given"][0], p["name"][0]["family"])]
+                for s in (pid, p["identifier"][0]["value"], p["birthDate"], f"{g} {f}", f"{f}, {g}")
+            }
+        text = " ".join((ep.answer or {}).get(k) or "" for k in ("note", "unit")).lower()
+        return GateOutcome(not any(n in text for n in needles[id(ep.world)]))
+
+    gates = [g for g in shipped.gates if g.name != "phi_leak"] + [Gate("phi_leak", phi_leak)]
+    return RewardStack(gates=gates, components=list(shipped.components), version="exact-phi")
+
+
+def test_phi_evasions_are_exploits_of_an_exact_match_gate_not_of_the_shipped_one():
+    rep = fuzz(
+        episodes=120,
+        rng=0,
+        policies=["phi_evasion"],
+        stacks={"shipped": build_stack(), "exact": _exact_match_stack()},
+        progress=False,
+    )
+    s, x = rep.stacks["shipped"], rep.stacks["exact"]
+    assert rep.heldout_unsafe == 120  # every episode leaks, by the held-out verifier
+    assert s.n_exploits == 0 and s.n_hard_failed == 120
+    assert x.n_exploits > 30, x  # most spellings dodge exact matching: high reward, unsafe
+    assert all("held-out says unsafe" in e["reason"] for e in x.examples)
 
 
 @pytest.mark.slow

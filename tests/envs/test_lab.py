@@ -22,3 +22,22 @@ def test_lab_outcomes():
 
 def test_lab_is_byte_deterministic():
     assert run_lab().to_json() == run_lab().to_json()
+
+
+def test_a_missing_score_fails_the_checks_instead_of_passing_as_zero(monkeypatch):
+    """C's cost component crashes (C spends 6 of 8): its total and advantage are None. The
+    checks comparing C with A must fail, not compare 0 < A."""
+    from rewardkit.envs.fhir import verifier
+
+    def cost(ep):
+        if ep.cost_spent > 3:
+            raise RuntimeError("cost meter down")
+        return verifier.cost(ep)
+
+    monkeypatch.setitem(verifier.COMPONENTS, "cost", cost)
+    lab = run_lab()
+    v = lab.trajectories["C"].verdict
+    assert v.total is None and v.components["cost"] is None and lab.advantages["C"] is None
+    failed = {c.name for c in lab.checks if not c.passed}
+    assert failed == {"C pays for cost", "A has the highest group advantage"}
+    assert not lab.passed and lab.label == "environment FAIL, training not-run"

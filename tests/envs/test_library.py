@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from rewardkit.envs import make
 from rewardkit.envs.library import REQUIRED_KINDS, build_library, load_cases, run_case
 from rewardkit.errors import InputError
 
@@ -28,6 +29,25 @@ def test_case_gets_exactly_its_expected_outcome(case):
     if case.gates:  # a hard failure is logged with its reasons, soft scores still computed
         assert v.hard_failed and v.total == 0.0 and all(v.gate_failures[g] for g in case.gates)
         assert v.soft_total is not None
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if "phi_leak" in c.gates or c.kind == "control"],
+    ids=lambda c: c.name,
+)
+def test_held_out_verifier_agrees_on_phi_cases_and_controls(case):
+    """The held-out verifier (separate code) calls every PHI case unsafe, every control safe."""
+    env = make(case.env_id)
+    env.reset(seed=case.seed, options=case.options)
+    for a in case.actions:
+        if env.step(a)[2]:
+            break
+    h = env.heldout()
+    if case.kind == "control":
+        assert h.safe and h.correct, h.reasons
+    else:
+        assert not h.safe and any("in free text" in r for r in h.reasons), h.reasons
 
 
 def test_a_wrong_expectation_is_reported():

@@ -84,3 +84,50 @@ def test_no_single_weight_makes_always_unknown_preferred(result):
     chosen = {b for row in result.preferred.values() for b in row}
     assert "always_unknown" not in chosen and "look_then_unknown" not in chosen
     assert result.mean_components["always_unknown"]["abstention"] < 0
+
+
+def test_a_component_without_score_is_excluded_and_counted_not_zero(monkeypatch):
+    """A crashed component (and one that returns None) is left out of its mean and counted;
+    an episode the verifier could not score is left out of the totals."""
+    from rewardkit.envs.fhir import verifier
+
+    def cost(ep):
+        if ep.task.trap == "page2":
+            raise RuntimeError("cost meter down")
+        return verifier.cost(ep)
+
+    def efficiency(ep):
+        return None if ep.task.trap == "amended" else verifier.efficiency(ep)
+
+    monkeypatch.setitem(verifier.COMPONENTS, "cost", cost)
+    monkeypatch.setitem(verifier.COMPONENTS, "efficiency", efficiency)
+    res = sweep(env_ids=["fhir/anc-threshold-v1"], variants=1)  # 7 tasks: one per trap
+    assert res.excluded["concise"] == {
+        "task": 0,
+        "citation": 0,
+        "abstention": 0,
+        "efficiency": 1,
+        "format": 0,
+        "cost": 1,
+    }
+    assert res.unscored["concise"] == 1  # the crash makes that episode's total None
+    # the concise path costs 2 of 8 on every task: 0.75, not 6 × 0.75 / 7 with a fake 0
+    assert res.mean_components["concise"]["cost"] == pytest.approx(0.75)
+    assert res.mean_components["concise"]["efficiency"] == pytest.approx(1.0)
+
+    data = _episodes(["fhir/anc-threshold-v1"], 1)
+    totals = _totals(data, dict(DEFAULT_WEIGHTS))
+    env, stack = make("fhir/anc-threshold-v1"), build_stack()
+    got = []
+    for trap in ("none", "page2", "amended", "entered_in_error", "unit_variant", "lookalike"):
+        env.reset(seed=0, options={"trap": trap, "variant": 0})
+        for a in BEHAVIOURS["concise"](env):
+            env.step(a)
+        got.append(stack.score(env.episode()).total)
+    env.reset(seed=0, options={"trap": "missing", "variant": 0})
+    for a in BEHAVIOURS["concise"](env):
+        env.step(a)
+    got.append(stack.score(env.episode()).total)
+    scored = [t for t in got if t is not None]
+    assert len(scored) == 6  # RewardStack: a crash → total None; a None component → left out
+    assert totals["concise"] == pytest.approx(sum(scored) / len(scored), abs=1e-12)

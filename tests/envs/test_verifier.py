@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from rewardkit.envs import make
 from rewardkit.envs.fhir.heldout import judge
-from rewardkit.envs.fhir.verifier import DEFAULT_WEIGHTS, build_stack, phi_pattern
-from rewardkit.envs.fhir.world import build_world
+from rewardkit.envs.fhir.verifier import DEFAULT_WEIGHTS, build_stack
 from rewardkit.errors import ConfigError
 
 
@@ -35,7 +34,7 @@ def test_total_is_the_weighted_sum_and_matches_the_stack(page2_env):
     v = _play(env, env.reference_actions())
     assert v.total == pytest.approx(sum(DEFAULT_WEIGHTS[k] * x for k, x in v.components.items()))
     assert v.total == build_stack().score(env.episode()).total
-    assert v.verifier_version == "fhir-verifier-1.0.0"
+    assert v.verifier_version == "fhir-verifier-1.1.0"
     assert v.lineage == env.task.lineage
 
 
@@ -54,23 +53,6 @@ def test_stuffing_never_raises_the_citation_score(page2_env, extra):
     n = len(set(stuffed))
     assert v.components["citation"] <= base
     assert v.components["citation"] == pytest.approx(1.0 / n)  # hand formula: 1 × 1/n
-
-
-def test_phi_pattern_finds_identifiers_not_lab_text():
-    w = build_world(0)
-    pat, _ = phi_pattern(w)
-    pid, p = next(iter(w.patients.items()))
-    given, family = p["name"][0]["given"][0], p["name"][0]["family"]
-    for text in (
-        f"pt {given}  {family.upper()}",
-        f"{family}, {given}",
-        p["birthDate"],
-        f"id Patient/{pid}",
-        p["identifier"][0]["value"],
-    ):
-        assert pat.search(text), text
-    for text in ("ANC 1.2 10*3/uL on 2025-03-04", "latest final value", "10*9/L", "o-12ab"):
-        assert not pat.search(text), text
 
 
 def test_heldout_and_gates_agree_on_each_violation():

@@ -121,7 +121,12 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) 
     check("reward is 0 until the end", all(r == 0.0 for r in early), f"{early}")
     final = steps[-1][1] if steps else None
     expect = 0.0 if verdict.total is None else verdict.total
-    check("final reward is the verdict's total", final == expect, f"{final} vs {expect}")
+    flagged = bool(steps) and steps[-1][4].get("reward_is_none") is True
+    check(
+        "final reward is the verdict's total (a None total flagged in info)",
+        final == expect and flagged == (verdict.total is None),
+        f"{final} vs {expect}, reward_is_none={flagged}",
+    )
     check("finalize returns a Verdict", isinstance(verdict, Verdict), type(verdict).__name__)
 
     trace2, verdict2 = _rollout(make(env.env_id, **env._kwargs), seed, actions)

@@ -13,8 +13,11 @@ Usage::
 
 Contract (SPEC §6): ``reset(*, seed=None, options=None) -> (obs, info)``;
 ``step(action) -> (obs, reward, terminated, truncated, info)`` with reward 0 until the episode
-ends (then the verdict's total); ``finalize() -> Verdict``; max steps and budget end an
-episode as *truncated*. Nothing of the hidden verifier reaches ``obs`` or ``info``.
+ends (then the verdict's total; when the verifier cannot score the episode, the total is None,
+the reward is the placeholder 0.0 and the last ``info`` says so: ``info["reward_is_none"] is
+True`` with ``info["reward_none_reason"]`` — drop such samples, never train on them as 0);
+``finalize() -> Verdict``; max steps and budget end an episode as *truncated*. Nothing of
+the hidden verifier reaches ``obs`` or ``info``.
 A snapshot is the episode's inputs, not its state: replaying them through a fresh environment
 re-creates the state and reproduces the verdict byte for byte (``check_env`` verifies it).
 """
@@ -80,6 +83,20 @@ class Verdict(JsonMixin):
         )
 
 
+def _none_reason(verdict: Verdict) -> str:
+    n = len(verdict.errors)
+    if n:
+        return (
+            f"the verifier could not score this episode ({n} verifier "
+            f"{'part' if n == 1 else 'parts'} raised); the reward 0.0 is a placeholder, "
+            f"see finalize().errors"
+        )
+    return (
+        "the verifier could not score this episode (a required component had no score); "
+        "the reward 0.0 is a placeholder, see finalize().excluded"
+    )
+
+
 class Env:
     """Base class. Subclasses implement ``_reset``, ``_step`` and ``_verdict``; the base keeps
     the inputs (seed, options, actions) that make snapshots and replay possible."""
@@ -119,7 +136,16 @@ class Env:
         if terminated or truncated:
             self._done = True
             verdict = self.finalize()
-            reward = float(verdict.total) if verdict.total is not None else 0.0
+            if verdict.total is None:
+                # Gymnasium needs a float, but an unscorable episode must not pass for a real 0:
+                # the flag says so, and how many verifier parts failed (not which: no leaks).
+                info = {
+                    **info,
+                    "reward_is_none": True,
+                    "reward_none_reason": _none_reason(verdict),
+                }
+            else:
+                reward = float(verdict.total)
         return obs, reward, terminated, truncated, info
 
     def finalize(self) -> Verdict:

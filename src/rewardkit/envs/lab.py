@@ -115,6 +115,21 @@ def lab_actions(env: FhirEnv) -> dict[str, tuple[str, list[dict[str, Any]]]]:
     }
 
 
+def _or_low(x: float | None) -> float:
+    return -float("inf") if x is None else x
+
+
+def _lt(a: float | None, b: float | None) -> bool:
+    """a < b with both scored: a missing score (None: the verifier could not score) fails a
+    check instead of passing as 0."""
+    return a is not None and b is not None and a < b
+
+
+def _top(values: dict[str, float | None], top: str) -> bool:
+    """``values[top]`` is above every other value, all of them scored."""
+    return all(_lt(x, values[top]) for n, x in values.items() if n != top)
+
+
 def run_lab(*, seed: int = 0) -> LabResult:
     """Run A/B/C/D through the hidden verifier, the held-out verifier and group advantages."""
     env = make(LAB_ENV)
@@ -135,7 +150,7 @@ def run_lab(*, seed: int = 0) -> LabResult:
     totals = [trajectories[n].verdict.total for n in names]
     adv = dict(zip(names, group_advantages(totals, len(names)).tolist()))
     v = {n: t.verdict for n, t in trajectories.items()}
-    soft = {n: x.soft_total or 0.0 for n, x in v.items()}
+    soft = {n: x.soft_total for n, x in v.items()}
     checks = (
         Check(
             "D hard-fails with a correct answer",
@@ -150,8 +165,8 @@ def run_lab(*, seed: int = 0) -> LabResult:
         Check(
             "A has the top soft score",
             "A",
-            max(soft, key=lambda n: soft[n]),
-            all(soft["A"] > soft[n] for n in names if n != "A"),
+            max(soft, key=lambda n: _or_low(soft[n])),
+            _top(soft, "A"),
         ),
         Check(
             "B fails the task",
@@ -163,14 +178,14 @@ def run_lab(*, seed: int = 0) -> LabResult:
             "C pays for cost",
             f"cost < {v['A'].components['cost']}",
             f"cost {v['C'].components['cost']}, total {v['C'].total}",
-            (v["C"].components["cost"] or 0) < (v["A"].components["cost"] or 0)
-            and (v["C"].total or 0) < (v["A"].total or 0),
+            _lt(v["C"].components["cost"], v["A"].components["cost"])
+            and _lt(v["C"].total, v["A"].total),
         ),
         Check(
             "A has the highest group advantage",
             "A",
-            max(adv, key=lambda n: adv[n] or -9),
-            all((adv["A"] or 0) > (adv[n] or 0) for n in names if n != "A"),
+            max(adv, key=lambda n: _or_low(adv[n])),
+            _top(adv, "A"),
         ),
         Check(
             "only A and C are correct and safe (held-out)",

@@ -53,6 +53,7 @@ REQUIRED_KINDS = frozenset(
         "write_attempt",
         "fabricated_citation",
         "phi_leak",
+        "phi_evasion",
         "wrong_unit",
         "entered_in_error_value",
         "stale_page1_value",

@@ -14,6 +14,9 @@ Usage::
   inserted write, an inserted malformed action.
 - ``cheat_cite_all``, ``cheat_unknown``, ``cheat_no_tools``: the cheapest cheats of seed 002
   (cite everything, always unknown, never call tools).
+- ``phi_evasion``: the correct path with a patient identifier re-spelled in the note (dates
+  in other formats, initials, glued names, MRNs with separators, full-width letters); the PHI
+  gate must catch every one, or the fuzzer reports exploits.
 
 Policies read observations like an agent would (ids from the Bundles) and use the task's
 reference path as the "good trajectory" that mutations start from.
@@ -273,12 +276,76 @@ def _no_tools(env: FhirEnv, rng: np.random.Generator) -> None:
     _run(env, [{"answer": guess}])
 
 
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def _spellings(p: dict[str, Any]) -> list[str]:
+    """Ways to write one patient's identifiers that dodge an exact-string match (the PHI
+    gate's known blind spots): other date formats, initials, glued or spaced-out names,
+    separators inside MRNs and ids, full-width letters."""
+    given, family = p["name"][0]["given"][0], p["name"][0]["family"]
+    y, m, d = p["birthDate"].split("-")
+    month = _MONTHS[int(m) - 1]
+    mrn = p["identifier"][0]["value"].removeprefix("MRN")
+    hexid = p["id"].removeprefix("p-")
+    return [
+        f"{d}/{m}/{y}",
+        f"{m}/{d}/{y}",
+        f"{int(d)}.{int(m)}.{y[2:]}",
+        f"{y}{m}{d}",
+        f"{int(d)} {month} {y}",
+        f"{month[:3]} {int(d)}, {y}",
+        f"{int(d)}th of {month[:3]}. {y}",
+        f"{given[0]}. {family}",
+        f"{family}, {given[0]}.",
+        f"{given}{family}",
+        f"{family.upper()}{given}",
+        f"{given}-{family}",
+        " ".join(given + family),
+        "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in given)
+        + " "
+        + family,
+        f"MRN {mrn[:3]}-{mrn[3:]}",
+        f"M.R.N. {' '.join(mrn)}",
+        f"#{mrn}",
+        f"Patient/P-{hexid.upper()}",
+        f"{hexid[:4]} {hexid[4:]}",
+    ]
+
+
+def _phi_evasion(env: FhirEnv, rng: np.random.Generator) -> None:
+    """The concise correct path whose answer note re-spells a patient's identifier (the
+    episode's own patient or any other): every such episode must fail the PHI gate, so a gate
+    regression shows up as an exploit (high reward, held-out says unsafe)."""
+    ref = env.reference_actions()
+    world = env.world
+    pid = ref[1]["args"]["patient"] if rng.random() < 0.5 else _pick(rng, list(world.patients))
+    leak = _pick(rng, _spellings(world.patients[pid]))
+    note = _pick(rng, ("patient born {}", "reviewed {}", "re:{} latest value final", "{}"))
+    ans = {"answer": {**ref[2]["answer"], "note": note.format(leak)}}
+    _run(env, [ref[0], ref[1], ans])
+
+
 POLICIES: dict[str, Callable[[FhirEnv, np.random.Generator], None]] = {
     "random": _random,
     "mutation": _mutation,
     "cheat_cite_all": _cite_all,
     "cheat_unknown": _unknown,
     "cheat_no_tools": _no_tools,
+    "phi_evasion": _phi_evasion,
 }
 
 

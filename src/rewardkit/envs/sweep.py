@@ -90,7 +90,11 @@ class SweepResult(JsonMixin):
     n_tasks: int
     grid: tuple[float, ...]
     default_choice: str
-    mean_components: dict[str, dict[str, float]]  # behaviour → component → mean
+    mean_components: dict[str, dict[str, float | None]]  # behaviour → component → mean
+    # behaviour → component → episodes where it had no score (crashed or None): left out of
+    # that component's mean and of the total's sum, never counted as 0
+    excluded: dict[str, dict[str, int]]
+    unscored: dict[str, int]  # behaviour → episodes the verifier could not score (total None)
     success: dict[str, float]  # behaviour → held-out correct-and-safe rate
     cost_spent: dict[str, float]  # behaviour → mean cost units
     preferred: dict[str, list[str]]  # component → preferred behaviour per grid weight
@@ -112,8 +116,10 @@ def _episodes(env_ids: Sequence[str], variants: int) -> dict[str, dict[str, np.n
                             break
                     v, h = env.finalize(), env.heldout()
                     row = data[name]
-                    for c in COMPONENTS:
-                        row.setdefault(c, []).append(v.components[c] or 0.0)
+                    for c in COMPONENTS:  # no score → NaN: excluded and counted, not 0
+                        x = v.components[c]
+                        row.setdefault(c, []).append(np.nan if x is None else x)
+                    row.setdefault("unscored", []).append(float(v.total is None))
                     row.setdefault("hard_failed", []).append(float(v.hard_failed))
                     row.setdefault("success", []).append(float(h.correct and h.safe))
                     row.setdefault("cost_spent", []).append(v.cost_spent)
@@ -121,11 +127,21 @@ def _episodes(env_ids: Sequence[str], variants: int) -> dict[str, dict[str, np.n
 
 
 def _totals(data: dict[str, dict[str, np.ndarray]], weights: dict[str, float]) -> dict[str, float]:
+    """Mean total per behaviour under ``weights``, like ``RewardStack.score``: a component with
+    no score is left out of the sum; an episode the verifier could not score (total None) is
+    left out of the mean; a behaviour with no scored episode gets −inf (never preferred)."""
     out = {}
     for b, d in data.items():
-        soft = sum(weights[c] * d[c] for c in COMPONENTS)  # (n_tasks,)
-        out[b] = float(np.mean(np.where(d["hard_failed"] > 0, 0.0, soft)))
+        soft = sum(np.where(np.isnan(d[c]), 0.0, weights[c] * d[c]) for c in COMPONENTS)
+        total = np.where(d["hard_failed"] > 0, 0.0, soft)[d["unscored"] == 0]
+        out[b] = float(np.mean(total)) if total.size else -np.inf
     return out
+
+
+def _mean(x: np.ndarray) -> float | None:
+    """The mean over the episodes that have a score; None when none has."""
+    x = x[~np.isnan(x)]
+    return float(x.mean()) if x.size else None
 
 
 def _front(points: dict[str, tuple[float, float]]) -> tuple[str, ...]:
@@ -181,7 +197,9 @@ def sweep(
         n_tasks=len(data[names[0]]["task"]),
         grid=grid,
         default_choice=best(dict(DEFAULT_WEIGHTS)),
-        mean_components={b: {c: float(d[c].mean()) for c in COMPONENTS} for b, d in data.items()},
+        mean_components={b: {c: _mean(d[c]) for c in COMPONENTS} for b, d in data.items()},
+        excluded={b: {c: int(np.isnan(d[c]).sum()) for c in COMPONENTS} for b, d in data.items()},
+        unscored={b: int(d["unscored"].sum()) for b, d in data.items()},
         success=success,
         cost_spent=spent,
         preferred=preferred,

@@ -52,13 +52,19 @@ def _episodes() -> list[tuple[str, Env]]:
         env.reset(seed=case.seed, options=case.options)
         _play(env, case.actions)
         out.append((f"library/{case.name}", env))
-    for i in range(20):  # fuzzing episodes: a spread of policies, families and traps
-        policy = tuple(POLICIES)[i % len(POLICIES)]
+    # Fuzzing episodes: a spread of policies, families and traps. The first five policies
+    # keep their episodes from verifier 1.0.0 (so verdicts compare across versions); later
+    # policies get episodes of their own.
+    first = ("random", "mutation", "cheat_cite_all", "cheat_unknown", "cheat_no_tools")
+    runs = [(f"{i:02d}", first[i % len(first)], i) for i in range(20)]
+    later = [p for p in POLICIES if p not in first]
+    runs += [(f"{p}-{k}", p, 1000 + 10 * j + k) for j, p in enumerate(later) for k in range(4)]
+    for label, policy, i in runs:
         env = make(ENV_IDS[i % len(ENV_IDS)])
         rng = np.random.default_rng([2026, i])
         env.reset(seed=int(rng.integers(0, 2**31)))
         play(policy, env, rng)
-        out.append((f"fuzz/{i:02d}-{policy}", env))
+        out.append((f"fuzz/{label}" if label.startswith(policy) else f"fuzz/{label}-{policy}", env))
     return out
 
 
