@@ -106,7 +106,7 @@ def test_lab_scores_a_users_group(tmp_path):
         ([{"name": "a", "actions": []}, {"name": "a", "actions": []}], "appears twice"),
         ([{"name": "a"}], r"line 1, field 'actions': missing"),
         ([{"name": "a", "actions": [], "colour": 1}], r"field 'colour': unknown field"),
-        ([], "t.jsonl: no trajectories"),
+        ([], "t.jsonl: no records: expected one JSON object per line"),
     ],
 )
 def test_bad_trajectory_files(tmp_path, lines, match):

@@ -48,7 +48,7 @@ def test_every_area_section_has_its_figures(figures: dict[str, dict[str, bytes]]
         for caption, png in figures[name].items():
             w, h = _size(png)
             # readable on a page without scrolling sideways; the red-team table is the tallest
-            assert 300 <= w <= 1000 and 150 <= h <= 1000, (name, caption, w, h)
+            assert 300 <= w <= 1000 and 150 <= h <= 1600, (name, caption, w, h)  # long tables grow
 
 
 @pytest.mark.slow

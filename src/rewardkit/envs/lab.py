@@ -241,9 +241,7 @@ def _parse_line(obj: dict[str, Any], path: str, line: int) -> dict[str, Any]:
 def load_trajectories(path: str) -> list[dict[str, Any]]:
     """User trajectories (JSONL: name, actions, optional description / env_id / seed /
     options), all on one task, so that their group advantages mean something."""
-    rows: list[dict[str, Any]] = read_jsonl(path, _parse_line)
-    if not rows:
-        raise InputError("no trajectories", path=path)
+    rows: list[dict[str, Any]] = read_jsonl(path, _parse_line)  # never empty: read_jsonl refuses
     first = rows[0]["task"]
     for r in rows[1:]:
         if r["task"] != first:
