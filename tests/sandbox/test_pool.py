@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
 from rewardkit._optional import have
-from rewardkit.sandbox import Sandbox, Status, TestCase
+from rewardkit.errors import RewardkitError
+from rewardkit.sandbox import Sandbox, Status, TestCase, _pool
 
 TESTS = [TestCase(f"({k},)", f"{k * 2}") for k in range(4)]
 
@@ -77,10 +82,12 @@ def test_memory_is_capped_per_program(sb):
     assert set(table.status[1]) == {Status.PASS}
 
 
-def test_workers_stay_small(sb):
-    sb.run(["def f(x):\n    return 2 * x\n"] * 8, TESTS, entry_point="f")
-    assert all(0 < kb < 64 * 1024 for kb in sb._pool.worker_rss_kb)
-    assert all(0 < kb < 64 * 1024 for kb in sb._pool.worker_peak_kb)
+def test_workers_stay_small():
+    # A fresh Sandbox: what earlier tests ran in the shared one must not raise these peaks.
+    with Sandbox(timeout_s=1.0, memory_mb=256, workers=2) as box:
+        box.run(["def f(x):\n    return 2 * x\n"] * 8, TESTS, entry_point="f")
+        assert all(0 < kb < 64 * 1024 for kb in box._pool.worker_rss_kb)
+        assert all(0 < kb < 64 * 1024 for kb in box._pool.worker_peak_kb)
 
 
 def test_a_lost_worker_is_replaced():
@@ -126,3 +133,134 @@ def test_basic_isolation_leaves_out_bwrap_and_seccomp():
     with Sandbox(timeout_s=1.0, workers=1, isolation="basic") as box:
         assert "bwrap" not in box.isolation and "seccomp" not in box.isolation
         assert box.isolation[0] == "rlimits"
+
+
+# ------------------------------------------------------- workers that die before the handshake
+class _DeadOnArrival:
+    """``subprocess.Popen`` whose first ``n`` workers (or every one for ``n=None``) exit before
+    the pool writes their configuration: the pipe is broken when the write comes.  Other
+    commands (ctypes looking for libc, say) run as usual."""
+
+    def __init__(self, n, only_bwrap=False):
+        self.left, self.only_bwrap, self.started = n, only_bwrap, []
+        self.real = subprocess.Popen
+
+    def __call__(self, cmd, **kw):
+        worker = str(_pool.WORKER) in cmd and (not self.only_bwrap or cmd[0] == "bwrap")
+        doomed = worker and (self.left is None or self.left > 0)
+        if doomed:
+            if self.left is not None:
+                self.left -= 1
+            proc = self.real(["/bin/sh", "-c", "exit 0"], **kw)
+            proc.wait()  # gone, and its end of the pipe closed
+        else:
+            proc = self.real(cmd, **kw)
+        if worker:
+            self.started.append(proc)
+        return proc
+
+
+def test_a_worker_dead_before_its_handshake_is_restarted(monkeypatch):
+    doa = _DeadOnArrival(1)
+    monkeypatch.setattr(subprocess, "Popen", doa)
+    with Sandbox(timeout_s=1.0, workers=2) as box:
+        table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
+        assert len(box._pool.workers) == 2
+        if os.geteuid() == 0 and shutil.which("bwrap"):
+            assert "bwrap" in box.isolation  # one early death is retried, not taken as a refusal
+    assert (table.status == Status.PASS).all()
+    assert doa.left == 0 and len(doa.started) >= 3
+    assert all(p.poll() is not None for p in doa.started)  # nothing left running
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap is not installed")
+def test_bwrap_that_never_starts_falls_back_and_says_so(monkeypatch):
+    monkeypatch.setattr(subprocess, "Popen", _DeadOnArrival(None, only_bwrap=True))
+    with Sandbox(timeout_s=1.0, workers=2) as box:
+        assert "bwrap" not in box.isolation
+        table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
+    assert (table.status == Status.PASS).all()
+
+
+def test_workers_that_never_start_give_a_clear_error(monkeypatch):
+    doa = _DeadOnArrival(None)
+    monkeypatch.setattr(subprocess, "Popen", doa)
+    box = Sandbox(timeout_s=1.0, workers=2)
+    with pytest.raises(RewardkitError, match="sandbox workers failed to start twice"):
+        box.start()
+    assert all(p.poll() is not None for p in doa.started)
+
+
+# ------------------------------------------------------------------ the process cap, not root
+FORKER = (
+    "import os, time\n"
+    "def f(n):\n    pids = []\n    for _ in range(n):\n        pid = os.fork()\n"
+    "        if pid == 0:\n            time.sleep(60)\n            os._exit(0)\n"
+    "        pids.append(pid)\n    return len(pids)\n"
+)
+
+
+class _Proxy:
+    """A module as ``_pool`` sees it, with a few attributes replaced."""
+
+    def __init__(self, module, **attrs):
+        self._module, self._attrs = module, attrs
+
+    def __getattr__(self, name):
+        return self._attrs[name] if name in self._attrs else getattr(self._module, name)
+
+
+def _free_uid() -> int:
+    used = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                used.add(os.stat(f"/proc/{name}").st_uid)
+    return next(u for u in range(61000, 62000) if u not in used)
+
+
+def test_processes_are_capped_without_a_uid_drop(monkeypatch):
+    """Without the uid drop (not root) and without seccomp (isolation="basic"), a fork bomb
+    still stops at the cap: the uid's task count plus a margin.  As root the test plays an
+    unprivileged user: the pool believes it is not root and its workers run as a free uid."""
+    uid = os.getuid()
+    if os.geteuid() == 0:
+        python = "/usr/bin/python3"  # the venv's interpreter may sit under a private /root
+        if not os.access(python, os.X_OK):
+            pytest.skip("no system python3 to run an unprivileged worker with")
+        uid = _free_uid()
+        fake_os = _Proxy(os, geteuid=lambda: uid, getuid=lambda: uid)
+        monkeypatch.setattr(_pool, "os", fake_os)
+        monkeypatch.setattr(_pool, "sys", _Proxy(sys, executable=python))
+        as_user = functools.partial(subprocess.Popen, user=uid, group=uid, extra_groups=[])
+        monkeypatch.setattr(subprocess, "Popen", as_user)
+    # One child runs both tests, and the processes it forked live on until the row ends.
+    tests = [TestCase(f"({_pool.NPROC_MARGIN // 2},)", "32"), TestCase("(300,)", "300")]
+    with Sandbox(timeout_s=5.0, memory_mb=256, workers=1, isolation="basic") as box:
+        assert "uid-drop" not in box.isolation and "seccomp" not in box.isolation
+        table = box.run([FORKER], tests, entry_point="f")
+    # A program that needs a few processes is not hindered by the cap ...
+    assert Status(table.status[0, 0]) == Status.PASS, list(table.detail[0])
+    # ... but the bomb could not create its 300: fork failed with EAGAIN (RLIMIT_NPROC).
+    assert Status(table.status[0, 1]) == Status.ERROR, list(table.detail[0])
+    assert table.detail[0, 1] == "BlockingIOError"
+    time.sleep(0.1)
+    if uid != os.getuid():
+        assert not [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == uid], (
+            "a process of the test uid outlived the sandbox"
+        )
+
+
+def _owner(pid: str) -> int:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return -1
+
+
+def test_the_cap_is_the_uid_task_count_plus_a_margin():
+    assert _pool.nproc_cap(True, 4) == _pool.NPROC_DROPPED == 64
+    here = _pool.uid_tasks(os.getuid())
+    assert here >= 1  # this process at least
+    cap = _pool.nproc_cap(False, 2)
+    assert cap - here - 2 * _pool.NPROC_PER_WORKER - _pool.NPROC_MARGIN in range(-5, 6)

@@ -131,3 +131,96 @@ def test_values_equal_rules():
     assert values_equal({"a": [1.0]}, {"a": [1]})
     assert not values_equal({"a": 1}, {"b": 1})
     assert not values_equal(1e-3, 2e-3)
+
+
+# ------------------------------------------- exact types in dict keys and set members
+def test_keys_and_members_compare_with_exact_types():
+    assert not values_equal({True: 2}, {1: 2})
+    assert not values_equal({1: 2}, {True: 2})
+    assert not values_equal({True}, {1})
+    assert not values_equal(frozenset({False}), frozenset({0}))
+    assert not values_equal({1.0: "a"}, {1: "a"})  # keys are identities: no int/float mixing
+    assert not values_equal({1.0}, {1})
+    assert not values_equal({(1, True): 0}, {(1, 1): 0})  # at every depth
+    assert not values_equal({frozenset({True})}, {frozenset({1})})
+    assert not values_equal([{"k": {True}}], [{"k": {1}}])
+    assert values_equal({1: 2.0}, {1: 2})  # values still compare numerically
+    assert values_equal({float("nan"): [1]}, {float("nan"): [1.0]})
+    assert values_equal({(1, "a"), frozenset({None})}, {(1, "a"), frozenset({None})})
+
+
+# No floats or complex here: without the numeric tolerance, equality as a test means it is
+# exactly equality of the canonical (type-exact) text, which is the independent oracle.
+exact_keys = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=2) | st.binary(max_size=2),
+    lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
+    max_leaves=5,
+)
+exact_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(exact_keys, inner, max_size=3)
+        | st.sets(exact_keys, max_size=3)
+        | st.frozensets(exact_keys, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+def _rebuild(v, scalar):
+    """``v`` with ``scalar`` applied to every scalar: values, dict keys and set members alike."""
+    t = type(v)
+    if t in (list, tuple):
+        return t(_rebuild(x, scalar) for x in v)
+    if t is dict:
+        return {_rebuild(k, scalar): _rebuild(x, scalar) for k, x in v.items()}
+    if t in (set, frozenset):
+        return t(_rebuild(x, scalar) for x in v)
+    return scalar(v)
+
+
+def _bools_to_ints(x):
+    return int(x) if type(x) is bool else x
+
+
+def _small_ints_to_bools(x):
+    return bool(x) if type(x) is int and x in (0, 1) else x
+
+
+@settings(max_examples=300, deadline=None)
+@given(exact_values, st.sampled_from([lambda x: x, _bools_to_ints, _small_ints_to_bools]))
+def test_values_equal_is_canonical_text_equality_without_floats(v, change):
+    w = _rebuild(v, change)
+    assert values_equal(v, w) == (canon(v) == canon(w))
+    assert values_equal(w, v) == values_equal(v, w)
+
+
+@settings(max_examples=200, deadline=None)
+@given(exact_values)
+def test_a_bool_anywhere_is_not_an_int(v):
+    w = _rebuild(v, _bools_to_ints)
+    has_bool = "True" in canon(v) or "False" in canon(v)
+    assert values_equal(v, w) == (not has_bool)
+
+
+def _int_keys_to_floats(v, in_key=False):
+    t = type(v)
+    if t in (list, tuple):
+        return t(_int_keys_to_floats(x, in_key) for x in v)
+    if t is dict:
+        return {_int_keys_to_floats(k, True): _int_keys_to_floats(x, in_key) for k, x in v.items()}
+    if t in (set, frozenset):
+        return t(_int_keys_to_floats(x, True) for x in v)
+    return float(v) if t is int and in_key else v
+
+
+@settings(max_examples=200, deadline=None)
+@given(exact_values)
+def test_ints_become_floats_only_as_values(v):
+    """int → float is numeric equality for values but a different key or set member."""
+    as_values = _rebuild(v, lambda x: float(x) if type(x) is int else x)
+    in_keys = _int_keys_to_floats(v)
+    assert values_equal(v, as_values) == (canon(_int_keys_to_floats(v)) == canon(v))
+    assert values_equal(v, in_keys) == (canon(in_keys) == canon(v))

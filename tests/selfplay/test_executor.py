@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -26,8 +28,9 @@ def test_trusted_executor_semantics():
     r = TrustedExecutor().run(PROGS, TESTS, entry_point="f")
     assert r.passed.tolist() == [[True, False, False], [False, True, False], [False, False, False]]
     assert r.invalid_test[:, 2].all() and not r.invalid_test[:, :2].any()
-    assert r.output_hash[2, 0] == "error:ValueError"
-    assert r.output_hash[0, 0] == r.output_hash[1, 1]  # both output 2
+    # The sandbox's hashing: sha256[:16] of the canonical output, or of "<kind>:<payload>".
+    assert r.output_hash[2, 0] == hashlib.sha256(b"E:ValueError").hexdigest()[:16]
+    assert r.output_hash[0, 0] == r.output_hash[1, 1] == hashlib.sha256(b"2").hexdigest()[:16]
 
 
 def test_cache_runs_each_cell_once():
@@ -55,3 +58,48 @@ def test_sandbox_is_the_default_and_agrees_with_the_trusted_runner(bank):
             np.testing.assert_array_equal(a.invalid_test[:, -1], b.invalid_test[:, -1])
     finally:
         ex.close()
+
+
+# Outputs where a repr comparison and the sandbox's comparison disagree, and the other outcome
+# kinds; the expected values are what each program returns up to the sandbox's equality.
+EDGE_PROGRAMS = [
+    "def f(k):\n    return [2.0, 0.1 + 0.2, {True: 2}, {True}, (1,), float('nan'), 1e-3][k]\n",
+    "def f(k):\n    return [2, 0.3, {1: 2}, {1}, [1], float('nan'), 2e-3][k]\n",
+    "def f(k):\n    return [{1: 2.0}, frozenset({1.0}), -0.0, 'x' * 70000, b'2', None, 2j][k]\n",
+    "def f(k):\n    if k == 0:\n        raise KeyError(k)\n"
+    "    if k == 1:\n        return object()\n"
+    "    if k == 2:\n        import sys\n        sys.exit(0)\n"
+    "    return {k: {k}}\n",
+    "raise RuntimeError('at import')\ndef f(k):\n    return k\n",
+    "def g(k):\n    return k\n",
+    "def f(k) return k\n",
+]
+EDGE_TESTS = [
+    TestCase("(0,)", "2"),
+    TestCase("(1,)", "0.3"),
+    TestCase("(2,)", "{1: 2}"),
+    TestCase("(3,)", "{1}"),
+    TestCase("(4,)", "[1]"),
+    TestCase("(5,)", "nan"),
+    TestCase("(6,)", "0.001"),
+    TestCase("(0,)", "{1: 2}"),
+    TestCase("(3,)", "{3: {3}}"),
+    TestCase("(3,)", "'x' * 3"),  # not a literal: an invalid test
+]
+
+
+@pytest.mark.skipif(not have("rewardkit.sandbox"), reason="rewardkit.sandbox is not installed")
+def test_both_executors_give_the_same_pass_table_and_hashes():
+    with SandboxExecutor(timeout_s=2.0, workers=2) as ex:
+        a = ex.run(EDGE_PROGRAMS, EDGE_TESTS, entry_point="f")
+    b = TrustedExecutor().run(EDGE_PROGRAMS, EDGE_TESTS, entry_point="f")
+    np.testing.assert_array_equal(b.passed, a.passed)
+    np.testing.assert_array_equal(b.output_hash, a.output_hash)
+    np.testing.assert_array_equal(b.invalid_test, a.invalid_test)
+    # By hand (docs/sandbox.md): 2.0 passes 2, 0.1 + 0.2 passes 0.3, {True: 2} fails {1: 2},
+    # {True} fails {1}, (1,) fails [1], NaN passes NaN, 1e-3 passes 0.001 and 2e-3 fails it.
+    assert b.passed[0, :7].tolist() == [True, True, False, False, False, True, True]
+    assert b.passed[1, :7].tolist() == [True, True, True, True, True, True, False]
+    assert b.passed[2, 7] and not b.passed[0, 7]  # {1: 2.0} passes {1: 2}
+    assert b.passed[3, 8]
+    assert b.invalid_test[:, 9].all() and not b.invalid_test[:, :9].any()

@@ -68,15 +68,19 @@ def setup_child(cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None) -> 
     os.chdir(cfg["workdir"])
     mem = cfg["memory_mb"] << 20
     cpu = int((n_tests + 1) * cfg["timeout_s"]) + 2
+    nproc, nproc_hard = cfg["nproc"], resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if nproc_hard != resource.RLIM_INFINITY:
+        nproc = min(nproc, nproc_hard)  # never above the limit we were given
     limits = [
         (resource.RLIMIT_AS, mem, mem),
         (resource.RLIMIT_CPU, cpu, cpu + 1),
         (resource.RLIMIT_FSIZE, 1 << 20, 1 << 20),
         (resource.RLIMIT_NOFILE, 64, 64),
         (resource.RLIMIT_CORE, 0, 0),
+        # Always: after the uid drop it is 65534's own cap; without the drop it is our uid's
+        # task count plus a margin (see _pool.nproc_cap).  Root alone ignores it.
+        (resource.RLIMIT_NPROC, nproc, nproc),
     ]
-    if cfg["uid"] is not None:
-        limits.append((resource.RLIMIT_NPROC, cfg["nproc"], cfg["nproc"]))
     for which, soft, hard in limits:
         resource.setrlimit(which, (soft, hard))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead

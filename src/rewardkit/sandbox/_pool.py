@@ -44,6 +44,9 @@ DENIED = ("fork", "vfork", "execve", "execveat", "socket", "socketpair", "connec
           "listen", "accept", "accept4", "kill", "ptrace", "unshare", "setns", "mount", "umount2",
           "chroot", "pivot_root", "reboot", "process_vm_writev")  # fmt: skip
 Cell = tuple[int, int, str, float, str]  # (row, test index, kind, duration_s, payload)
+NPROC_DROPPED = 64  # RLIMIT_NPROC of uid 65534 after the drop, threads included
+NPROC_MARGIN = 64  # without the drop: tasks a program may add to the uid's current count
+NPROC_PER_WORKER = 4  # bwrap, its pid-1 init, the zygote and its current child
 
 
 def build_seccomp_bpf() -> str:
@@ -80,6 +83,38 @@ def _rebind_under_tmp() -> list[str]:
     return args
 
 
+def uid_tasks(uid: int) -> int:
+    """Tasks (threads included, as ``RLIMIT_NPROC`` counts them) whose real uid is ``uid`` now."""
+    n = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        real = threads = -1
+        try:
+            with open(f"/proc/{name}/status", "rb") as fh:
+                for line in fh:  # "Uid:" comes before "Threads:"
+                    if line.startswith(b"Uid:"):
+                        real = int(line.split()[1])
+                    elif line.startswith(b"Threads:"):
+                        threads = int(line.split()[1])
+                        break
+        except (OSError, ValueError, IndexError):
+            continue  # the process ended while we read it
+        if real == uid and threads > 0:
+            n += threads
+    return n
+
+
+def nproc_cap(drops_uid: bool, workers: int) -> int:
+    """``RLIMIT_NPROC`` of every child.  After the drop to 65534: ``NPROC_DROPPED``.  Without it
+    the kernel counts all tasks of *our* uid, so the cap is that count now plus a margin: the
+    workers' own processes and ``NPROC_MARGIN`` for the program.  A fork or thread bomb then
+    stops within ``NPROC_MARGIN`` tasks, whatever else isolates it (seccomp, bwrap) or not."""
+    if drops_uid:
+        return NPROC_DROPPED
+    return uid_tasks(os.getuid()) + NPROC_PER_WORKER * workers + NPROC_MARGIN
+
+
 @dataclass
 class _Job:
     row: int
@@ -107,9 +142,14 @@ class _Worker:
         self.inbuf, self.outbuf = b"", b""
         self.jobs: deque[_Job] = deque()
         self.heard = time.monotonic()
-        os.write(self.wfd, (json.dumps(cfg) + "\n").encode())
+        self.killed = False
         self.levels: list[str] = []
         self.pid = self.rss_kb = self.peak_kb = 0
+        try:
+            os.write(self.wfd, (json.dumps(cfg) + "\n").encode())
+        except OSError:  # it died before reading its configuration (bwrap refused to start…)
+            self.kill()
+            raise RewardkitError("a sandbox worker exited before its handshake.") from None
 
     def handshake(self, timeout_s: float = 30.0) -> _Worker:
         """Wait for the worker's "ready" line (its verified isolation levels)."""
@@ -146,6 +186,9 @@ class _Worker:
             self.outbuf = self.outbuf[n:]
 
     def kill(self) -> None:
+        if self.killed:  # once: after the wait its pid may belong to someone else
+            return
+        self.killed = True
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, 9)
         self.proc.wait()
@@ -169,16 +212,16 @@ class LocalPool:
     def __init__(self, timeout_s: float, memory_mb: int, workers: int, isolation: str) -> None:
         root = os.geteuid() == 0
         self.use_bwrap = isolation == "auto" and shutil.which("bwrap") is not None
+        self.n = workers
         self.cfg = {
             "op": "init",
             "timeout_s": timeout_s,
             "memory_mb": memory_mb,
             "uid": 65534 if root else None,
-            "nproc": 64,  # per uid, threads included: caps fork and thread bombs
+            "nproc": nproc_cap(root, workers),  # threads included: caps fork and thread bombs
             "bpf": build_seccomp_bpf() if isolation == "auto" else "",
             "unshare": root and not self.use_bwrap,
         }
-        self.n = workers
         # Silence longer than this from a busy worker means the worker itself is stuck.
         self.stall_s = 3 * (timeout_s + 0.25 + 0.25 * timeout_s) + 10.0
         self.workers: list[_Worker] = []
@@ -186,16 +229,33 @@ class LocalPool:
         self._start()
 
     def _spawn(self, n: int = 1) -> list[_Worker]:
-        if self.use_bwrap:
-            started = [_Worker(self.cfg, use_bwrap=True) for _ in range(n)]
-            try:
-                return [w.handshake() for w in started]
-            except RewardkitError:
-                for w in started:
-                    w.kill()
-                self.use_bwrap = False  # bwrap present but not permitted here: say so, go on
-                self.cfg["unshare"] = os.geteuid() == 0
-        return [w.handshake() for w in [_Worker(self.cfg, use_bwrap=False) for _ in range(n)]]
+        """Start ``n`` workers.  A start that fails (the worker died before or during its
+        handshake) is tried once more; bwrap failing twice means it is not permitted here, so
+        the workers start without it (the isolation levels say so).  Then a clear error."""
+        while True:
+            for _ in range(2):
+                try:
+                    return self._try_spawn(n)
+                except (RewardkitError, OSError):
+                    pass
+            if not self.use_bwrap:
+                raise RewardkitError(
+                    "The sandbox workers failed to start twice: each exited before its "
+                    f"handshake ({sys.executable} -I -S {WORKER})."
+                )
+            self.use_bwrap = False
+            self.cfg["unshare"] = os.geteuid() == 0
+
+    def _try_spawn(self, n: int) -> list[_Worker]:
+        started: list[_Worker] = []
+        try:
+            for _ in range(n):
+                started.append(_Worker(self.cfg, use_bwrap=self.use_bwrap))
+            return [w.handshake() for w in started]
+        except (RewardkitError, OSError):
+            for w in started:
+                w.kill()  # never leave a half-started pool behind
+            raise
 
     def _start(self) -> None:
         self.workers = self._spawn(self.n)
@@ -230,7 +290,9 @@ class LocalPool:
             return []
         queue = deque(_Job(r, list(valid)) for r in rows)
         src = dict(zip(rows, programs))
-        tests_msg = {"op": "tests", "inputs": list(inputs)}
+        # The uid's task count drifts (other jobs of the same user): refresh the cap per batch.
+        nproc = nproc_cap(self.cfg["uid"] is not None, self.n)
+        tests_msg = {"op": "tests", "inputs": list(inputs), "nproc": nproc}
         for w in self.workers:
             w.send(tests_msg)
         sel = selectors.DefaultSelector()

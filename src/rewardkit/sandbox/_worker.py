@@ -8,8 +8,9 @@ library (``-I -S``: no site-packages, no environment variables) and pre-imports 
 generated programs use, so every child inherits them for free.
 
 Protocol (one JSON document per line):
-- stdin, from the sandbox: ``{"op": "init", ...}`` once, then ``{"op": "tests", "inputs": [...]}``
-  (canonical argument tuples, ``null`` for invalid tests) and ``{"op": "job", "row": r,
+- stdin, from the sandbox: ``{"op": "init", ...}`` once, then ``{"op": "tests", "inputs": [...],
+  "nproc": n}`` (canonical argument tuples, ``null`` for invalid tests; the children's process
+  cap, refreshed per batch) and ``{"op": "job", "row": r,
   "program": src, "idxs": [...], "entry": name}``.
 - stdout, to the sandbox: ``["cell", row, idx, kind, duration_s, payload]`` per test as soon as it
   is final (a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
@@ -438,6 +439,7 @@ def main() -> None:
             msg = json.loads(raw)
             if msg["op"] == "tests":
                 z.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
+                z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])  # refreshed per batch
             elif msg["op"] == "job":
                 z.job(msg["row"], msg["program"], msg["idxs"], msg["entry"])
             elif msg["op"] == "quit":

@@ -109,8 +109,10 @@ def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
 
 def values_equal(a: Any, b: Any) -> bool:
     """Equality of two plain values as a test means it: exact types, except that int and float
-    compare numerically (floats with rel/abs tolerance 1e-9, NaN equal to NaN); bool is not int,
-    list is not tuple."""
+    *values* compare numerically (floats with rel/abs tolerance 1e-9, NaN equal to NaN); bool is
+    not int, list is not tuple.  Dict keys and set members are identities, not values: they
+    match exactly, type included, at every depth (``{True: 2}`` is not ``{1: 2}``, ``{1.0}`` is
+    not ``{1}``, ``{(1, True)}`` is not ``{(1, 1)}``)."""
     ta, tb = type(a), type(b)
     if ta in (int, float) and tb in (int, float) and (ta is float or tb is float):
         if math.isnan(a) or math.isnan(b):
@@ -121,8 +123,35 @@ def values_equal(a: Any, b: Any) -> bool:
     if ta in (list, tuple):
         return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
     if ta is dict:
-        return a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
+        ka, kb = {_exact(k): v for k, v in a.items()}, {_exact(k): v for k, v in b.items()}
+        return (
+            len(a) == len(b)
+            and ka.keys() == kb.keys()
+            and all(values_equal(ka[k], kb[k]) for k in ka)
+        )
+    if ta in (set, frozenset):
+        return _exact_members(a) == _exact_members(b)
     return bool(a == b)
+
+
+def _exact(x: Any) -> Any:
+    """A hashable stand-in for a key or set member that is equal only for the same type and
+    value at every depth (Python itself says ``True == 1 == 1.0``); NaN stands for every NaN."""
+    t = type(x)
+    if t is float and x != x:
+        return (float, "nan")
+    if t is tuple:
+        return (tuple, tuple(_exact(v) for v in x))
+    if t is frozenset:
+        return (frozenset, _exact_members(x))
+    if t is complex:
+        return (complex, _exact(x.real), _exact(x.imag))
+    return (t, x)
+
+
+def _exact_members(s: set | frozenset) -> tuple[int, frozenset]:
+    # The size too: several NaN objects are distinct members but share one stand-in.
+    return len(s), frozenset(_exact(v) for v in s)
 
 
 class _Comparer:

@@ -15,13 +15,40 @@ from .infogain import ig_rewards, miller_madow_bias, plugin_mi
 from .probes import build_probe_pool, detection_rate
 from .simulate import SimConfig, SimulationResult, simulate
 
-__all__ = ["demo_section"]
+__all__ = ["demo_section", "seed_checks"]
 
 DEMO_TASKS = ("remove_all", "sum_evens", "max_of", "is_palindrome", "longest_run", "swap_ends")
 
 
 def _close(name: str, measured: float, expected: float, tol: float = 1e-12) -> Check:
     return Check(name, f"{expected:.6f}", f"{measured:.6f}", abs(measured - expected) <= tol)
+
+
+# The seed's numbers, written out (seed 003, the ⚠️ correction block and the two asymptotes;
+# SPEC §8), as the oracle for mm_bound / mm_peak: never recomputed from their formulas here.
+SEED_PEAK_M16 = 0.21875  # "峰值在 Ĉ=8，为 7/32 ≈ 0.219 nats" (m = 16)
+SEED_PEAK_C_HAT = 8
+SEED_SPARSE_C12 = 0.09375  # (15 − Ĉ)/32 at Ĉ = 12: 3/32
+SEED_SMALL_G = 0.078125  # G/(2m) at G = 5, m = 32: 5/64
+SEED_LARGE_G = 0.234375  # 1/4 − 1/(2m) at m = 32: 15/64
+
+
+def seed_checks() -> list[Check]:
+    """The Miller–Madow bound and peak against the seed's literal numbers."""
+    m16 = [mm_bound(c, 16) for c in range(1, 17)]
+    peak_at = 1 + m16.index(max(m16))
+    return [
+        _close("seed: MM peak 7/32 ≈ 0.219 nats (m = 16)", mm_peak(16, 15), SEED_PEAK_M16),
+        Check(
+            "seed: the peak sits at Ĉ = 8 (m = 16)",
+            f"{SEED_PEAK_C_HAT}",
+            f"{peak_at}",
+            peak_at == SEED_PEAK_C_HAT,
+        ),
+        _close("seed: (15 − Ĉ)/32 above Ĉ = 8 (Ĉ = 12)", mm_bound(12, 16), SEED_SPARSE_C12),
+        _close("seed: asymptote G/(2m), G = 5, m = 32", mm_peak(32, 5), SEED_SMALL_G),
+        _close("seed: asymptote 1/4 − 1/(2m), m = 32", mm_peak(32, 40), SEED_LARGE_G),
+    ]
 
 
 def demo_section() -> Section:
@@ -36,11 +63,8 @@ def demo_section() -> Section:
         _close("plug-in MI of a perfect split = ln 2", float(mi[0]), math.log(2)),
         _close("Miller–Madow (S−R−C+1)/(2N), S=3 R=2 C=3 N=4", float(mm[0]), -1 / 8),
         Check("constant column gets reward 0", "0.0", f"{ig.reward[2]}", ig.reward[2] == 0.0),
-        _close("seed: MM peak 7/32 at Ĉ = 8 (m = 16)", mm_bound(8, 16), 7 / 32),
-        _close("seed: (15 − Ĉ)/32 above Ĉ = 8 (Ĉ = 12)", mm_bound(12, 16), 3 / 32),
-        _close("seed: asymptote G/(2m), G = 5, m = 32", mm_peak(32, 5), 5 / 64),
-        _close("seed: asymptote 1/4 − 1/(2m), m = 32", mm_peak(32, 40), 0.25 - 1 / 64),
     ]
+    checks += seed_checks()
     # 2. P1 on null tables at m = 16
     p1 = p1_check(m=16, n_per_bucket=300, rng=0)
     dense_ok = all(b.holds for b in p1.buckets if b.c_hat <= 8)

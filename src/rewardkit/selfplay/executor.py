@@ -14,7 +14,8 @@ Three executors share one small interface, ``run(programs, tests, *, entry_point
 - :class:`TrustedExecutor` runs programs **in this process**. It exists only for code this
   package ships itself — the embedded bank's references, hand-written candidates and their AST
   mutants — where the sandbox is unavailable. It is not a sandbox and must never see model
-  output.
+  output. Its outputs go through the sandbox's own comparison and hashing, so both executors
+  give the same pass table and output hashes.
 - :class:`CachedExecutor` wraps either and runs each (program, test) pair at most once, keyed by
   the SHA-256 of the program text, the test and the entry point; the self-play simulation
   draws from a finite universe, so after the first steps every cell is a cache hit.
@@ -22,10 +23,12 @@ Three executors share one small interface, ``run(programs, tests, *, entry_point
 
 from __future__ import annotations
 
-import ast
+import builtins
 import hashlib
+import random
 import signal
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -107,7 +110,11 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 
 class TrustedExecutor:
-    """In-process execution of this package's own programs (see the module docstring)."""
+    """In-process execution of this package's own programs (see the module docstring).
+
+    It produces the sandbox's raw cells — the same kinds and payloads as its children send —
+    and hands them to the sandbox's own comparison (``rewardkit.sandbox.table.build_table``), so
+    pass tables and output hashes are those the sandbox would give, cell for cell."""
 
     name = "trusted-in-process"
 
@@ -117,46 +124,90 @@ class TrustedExecutor:
     def run(
         self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
     ) -> ExecutionResult:
-        m, K = len(programs), len(tests)
-        passed = np.zeros((m, K), dtype=bool)
-        out_hash = np.empty((m, K), dtype=object)
-        invalid = np.zeros((m, K), dtype=bool)
-        parsed: list[tuple[tuple[Any, ...], str] | None] = []
-        for t in tests:
+        from ..sandbox.table import build_table, prepare_tests
+
+        prep = prepare_tests(list(tests))
+        valid = [j for j, text in enumerate(prep.inputs) if text is not None]
+        cells: list[tuple[int, int, str, float, str]] = []
+        state = random.getstate()  # programs see random.seed(0), as in the sandbox's children
+        try:
+            for i, src in enumerate(programs):
+                cells += self._row(i, src, valid, prep.inputs, entry_point)
+        finally:
+            random.setstate(state)
+        table = build_table(
+            len(programs),
+            prep,
+            cells,
+            isolation=(),
+            timeout_s=self.timeout_s,
+            memory_mb=0,
+            backend=self.name,
+        )
+        return _result(table)
+
+    def _row(
+        self, i: int, src: str, valid: list[int], inputs: list[str | None], entry: str
+    ) -> list[tuple[int, int, str, float, str]]:
+        """One program's cells, classified as ``rewardkit.sandbox._child.run_program`` does."""
+        from ..sandbox._child import TEXT_CAP
+        from ..sandbox._values import Unserialisable, canon, parse_literal
+
+        def row_fails(kind: str, payload: str) -> list[tuple[int, int, str, float, str]]:
+            return [(i, j, kind, 0.0, payload) for j in valid]
+
+        try:
+            code = compile(src, "<program>", "exec")
+        except MemoryError:
+            return row_fails("M", "")
+        except Exception as e:  # SyntaxError, ValueError (null bytes), RecursionError
+            return row_fails("S", type(e).__name__)
+        g: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
+        random.seed(0)
+        try:
+            with _time_limit(self.timeout_s):
+                exec(code, g)
+                fn = g[entry]
+        except _Timeout:
+            return row_fails("T", "")
+        except MemoryError:
+            return row_fails("M", "")
+        except KeyError:
+            return row_fails("E", f"missing entry point {entry}")
+        except (Exception, SystemExit) as e:
+            return row_fails("E", type(e).__name__[:100])
+        cells = []
+        for j in valid:
+            args = parse_literal(inputs[j])  # type: ignore[arg-type]  # fresh objects per test
+            random.seed(0)
+            t0 = time.perf_counter()
             try:
-                args = ast.literal_eval(t.input)
-                expected = ast.literal_eval(t.expected)
-                parsed.append((args, repr(expected)) if isinstance(args, tuple) else None)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                parsed.append(None)
-        for i, src in enumerate(programs):
-            try:
-                code = compile(src, f"<candidate {i}>", "exec")
-                ns: dict[str, Any] = {}
-                exec(code, ns)
-                fn = ns[entry_point]
-            except Exception as exc:
-                out_hash[i, :] = "error:" + type(exc).__name__
-                invalid[i, :] = [p is None for p in parsed]
-                continue
-            for j, p in enumerate(parsed):
-                if p is None:
-                    invalid[i, j] = True
-                    out_hash[i, j] = "invalid-test"
-                    continue
-                args = ast.literal_eval(tests[j].input)  # fresh objects: no test sees another's
-                try:
-                    with _time_limit(self.timeout_s):
-                        got = repr(fn(*args))
-                except _Timeout:
-                    out_hash[i, j] = "timeout"
-                    continue
-                except Exception as exc:
-                    out_hash[i, j] = "error:" + type(exc).__name__
-                    continue
-                out_hash[i, j] = _sha(got)[:16]
-                passed[i, j] = got == p[1]
-        return ExecutionResult(passed, out_hash, invalid)
+                with _time_limit(self.timeout_s):
+                    text = canon(fn(*args))
+                kind, payload = "V", text
+                if len(text) > TEXT_CAP:  # the sandbox sends a hash and compares it exactly
+                    kind, payload = "H", hashlib.sha256(text.encode()).hexdigest()
+            except _Timeout:
+                kind, payload = "T", ""
+            except MemoryError:
+                kind, payload = "M", ""
+            except Unserialisable as e:
+                kind, payload = "U", str(e.args[0])[:100]
+            except (Exception, SystemExit) as e:
+                kind, payload = "E", type(e).__name__[:100]
+            cells.append((i, j, kind, time.perf_counter() - t0, payload))
+        return cells
+
+
+def _result(table: Any) -> ExecutionResult:
+    """The executor view of a sandbox ``ExecutionTable``."""
+    from ..sandbox import Status
+
+    return ExecutionResult(
+        np.asarray(table.passed, dtype=bool),
+        np.asarray(table.output_hash, dtype=object),
+        np.asarray(table.status) == Status.INVALID_TEST,
+    )
 
 
 class SandboxExecutor:
@@ -175,16 +226,9 @@ class SandboxExecutor:
     def run(
         self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
     ) -> ExecutionResult:
-        from ..sandbox import Status
-
         table = self._sb.run(list(programs), list(tests), entry_point=entry_point)
         self.isolation = tuple(table.isolation)
-        status = np.asarray(table.status)
-        return ExecutionResult(
-            np.asarray(table.passed, dtype=bool),
-            np.asarray(table.output_hash, dtype=object),
-            status == Status.INVALID_TEST,
-        )
+        return _result(table)
 
     def close(self) -> None:
         self._sb.__exit__(None, None, None)
