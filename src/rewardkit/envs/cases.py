@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .fhir.env import FhirEnv
+from .fhir.world import MONTHS
 from .library import AdversarialCase
 from .registry import make
 
@@ -312,20 +313,7 @@ def format_and_safety_cases() -> list[AdversarialCase]:
     return cases
 
 
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
+_MONTHS = MONTHS
 
 
 def phi_evasion_cases(

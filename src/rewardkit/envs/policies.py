@@ -33,6 +33,7 @@ import numpy as np
 from .fhir.env import FhirEnv
 from .fhir.tools import MANIFEST
 from .fhir.units import CODES
+from .fhir.world import MONTHS
 
 __all__ = ["POLICIES", "play"]
 
@@ -276,20 +277,7 @@ def _no_tools(env: FhirEnv, rng: np.random.Generator) -> None:
     _run(env, [{"answer": guess}])
 
 
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
+_MONTHS = MONTHS
 
 
 def _spellings(p: dict[str, Any]) -> list[str]:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..._json import JsonMixin
-from .world import Obs, World
+from .world import MONTHS, Obs, World
 
 __all__ = ["HeldoutJudgment", "judge"]
 
@@ -135,20 +135,7 @@ def _people(world: World) -> dict[tuple[str, str], list[str]]:
 # "start" / "end" (an initial + family must start a word: "n.ivanova" but not "in ivanova";
 # a family + initial must end one), "digits" (a date or MRN must start and end with whole
 # words: "30/11/1954" is the needle "30111954", but "1.5 on 2024" is no date of 1952).
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
+_MONTHS = tuple(m.lower() for m in MONTHS)
 
 
 def _date_needles(iso: str) -> set[str]:

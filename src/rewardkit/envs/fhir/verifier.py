@@ -27,7 +27,7 @@ from ...stack import Component, Gate, GateOutcome, RewardStack
 from .tasks import VERIFIER_VERSION, TaskPackage, Truth
 from .tools import LedgerEntry
 from .units import to_canonical
-from .world import World
+from .world import MONTHS, World
 
 __all__ = ["DEFAULT_WEIGHTS", "Episode", "PhiIndex", "build_stack", "naive_stack", "phi_index"]
 
@@ -99,20 +99,7 @@ def fabricated_citation(ep: Episode) -> GateOutcome:
 # written forms, any name pair, any digit or hex run with separators allowed between the
 # characters) and looks each one up in the world's index. The held-out verifier finds leaks
 # with a different method (needles in normalised text); the two must stay separate code.
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
+_MONTHS = tuple(m.lower() for m in MONTHS)
 _MON = "(" + "|".join(m[:3] for m in _MONTHS) + r")[a-z]*\.?"  # "nov", "nov.", "november"
 _ORD = r"(?:st|nd|rd|th)?"
 _GAP = r"[\W_]*"  # any run of separators, or none

@@ -29,6 +29,12 @@ import numpy as np
 
 from .units import CANONICAL_UNIT, CODES, CREATININE_UMOL_PER_MG_DL, DISPLAY
 
+# English month names, fixed here (calendar.month_name follows the process locale).
+MONTHS = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+
 __all__ = [
     "FAMILIES",
     "TRAPS",
