@@ -69,3 +69,16 @@ def test_total_is_score_trajectory(levels: list[int], recipe: str) -> None:
     expected = score_trajectory(levels, recipe=recipe).value  # type: ignore[arg-type]
     got = levels_stack(recipe=recipe).score({"step_levels": levels}).total  # type: ignore[arg-type]
     assert got == expected
+
+
+def test_one_episode_is_scored_once_for_all_three_components(monkeypatch):
+    import rewardkit.integrations.levels as mod
+
+    calls = []
+    real = mod.score_trajectory
+    monkeypatch.setattr(mod, "score_trajectory", lambda *a, **k: calls.append(1) or real(*a, **k))
+    s = levels_stack()
+    r = s.score({"step_levels": [3, 0]})
+    assert len(calls) == 1 and r.components["has_l0"] == 1.0
+    s.score({"step_levels": [3, 0]})  # a new episode object is scored again
+    assert len(calls) == 2

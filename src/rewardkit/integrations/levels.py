@@ -16,6 +16,7 @@ component's error on the result, like any verifier failure.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal
 
 from .._checks import check_choice, check_real
@@ -49,12 +50,18 @@ def levels_stack(
     if not isinstance(session, bool):
         raise ConfigError(f"The 'session' parameter of {fn} must be a bool. Got {session!r}.")
 
+    last = threading.local()  # the three components score one episode once (per thread)
+
     def score(ep: Any) -> Any:
+        if getattr(last, "episode", None) is ep:
+            return last.result
         if column not in ep:
             raise KeyError(f"episode has no field {column!r} (the step judgments)")
-        return score_trajectory(
+        result = score_trajectory(
             ep[column], recipe=recipe, mapping=mapping, gamma=g, session=session
         )
+        last.episode, last.result = ep, result  # holding ep keeps its identity from being reused
+        return result
 
     def trajectory(ep: Any) -> float | None:
         return score(ep).value

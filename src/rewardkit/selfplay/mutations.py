@@ -211,15 +211,20 @@ def _is_int_init(n: ast.AST) -> bool:
     )
 
 
-def _init_plus_one(tree: ast.Module, k: int) -> bool:
-    """An accumulator starts one off (what the empty input returns changes)."""
-    node = _nth(tree, _is_int_init, k)
+def _bump_int_constant(tree: ast.Module, match: Callable[[ast.AST], bool], k: int) -> bool:
+    """Add one to the int constant assigned by the k-th node that ``match`` accepts."""
+    node = _nth(tree, match, k)
     if node is None:
         return False
-    assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+    assert isinstance(node, (ast.Assign, ast.AugAssign)) and isinstance(node.value, ast.Constant)
     assert type(node.value.value) is int
     node.value = ast.Constant(node.value.value + 1)
     return True
+
+
+def _init_plus_one(tree: ast.Module, k: int) -> bool:
+    """An accumulator starts one off (what the empty input returns changes)."""
+    return _bump_int_constant(tree, _is_int_init, k)
 
 
 # --- off by one -------------------------------------------------------------------------------
@@ -282,13 +287,7 @@ def _is_step(n: ast.AST) -> bool:
 
 
 def _step_plus_one(tree: ast.Module, k: int) -> bool:
-    node = _nth(tree, _is_step, k)
-    if node is None:
-        return False
-    assert isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Constant)
-    assert type(node.value.value) is int
-    node.value = ast.Constant(node.value.value + 1)
-    return True
+    return _bump_int_constant(tree, _is_step, k)
 
 
 def _slice_shift(tree: ast.Module, k: int) -> bool:
