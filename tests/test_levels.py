@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -197,7 +198,9 @@ def test_c_is_a_weighted_mean_within_step_extremes(ws):
         assert r.value is None
     else:
         assert 0.0 <= r.value <= 0.85
-        assert r.value == pytest.approx(ws[0] * 0.85 / sum(ws))
+        # oracle in exact rationals (floats underflow at subnormal weights such as 5e-324)
+        expected = Fraction(0.85) * Fraction(ws[0]) / (Fraction(ws[0]) + Fraction(ws[1]))
+        assert r.value == pytest.approx(float(expected))
 
 
 # --- LevelMapping validation ----------------------------------------------------------------
@@ -324,3 +327,9 @@ def test_bad_step_items():
         r"sequence",
     ):
         score_trajectory("333")
+
+
+def test_c_with_subnormal_weights_does_not_underflow():
+    # found by hypothesis: w·r underflowed, giving 0.5 instead of the mean 0.425
+    r = score_trajectory([Step(3), Step(0)], recipe="C", weights=[5e-324, 5e-324])
+    assert r.value == pytest.approx(0.425)

@@ -348,10 +348,14 @@ def score_trajectory(
             w = _resolve_weights(weights, st)
             weight_sum = math.fsum(w[i] for i in kept)
             # Unmasked steps that all weigh 0 cannot be averaged: None, never a fake 0.
+            # Weights are scaled by their maximum first, so tiny (subnormal) weights do not
+            # underflow in w·r; uniform weights of 1.0 stay bit-identical (C equals A exactly).
+            top = max(w[i] for i in kept)
             mean = (
                 None
                 if weight_sum == 0
-                else (math.fsum(w[i] * vals[j] for j, i in enumerate(kept)) / weight_sum)
+                else math.fsum((w[i] / top) * vals[j] for j, i in enumerate(kept))
+                / math.fsum(w[i] / top for i in kept)
             )
         else:
             # fsum is exactly rounded, so the mean does not depend on the order of the steps.
