@@ -7,17 +7,21 @@ Usage::
     report = check_env(make("fhir/anc-threshold-v1"))
     report.passed, [c.name for c in report.checks if not c.passed]
 
-Checks: the reset / step shapes (5-tuple, reward 0 until the end, bools, dict info); reset
-seeding determinism; step determinism (a fresh environment, same seed and actions → the same
-observations and verdict bytes); snapshot → replay reproduces the verdict bytes; a malformed
-action gives an error observation, not an exception; ``step`` after the end raises EnvError;
-and nothing of the hidden verifier reaches ``obs`` or ``info`` (no verifier key names, no
-verdict config hash, no verifier version string).
+Works on any :class:`~rewardkit.envs.Env` instance, registered or not (as Gymnasium's
+checker does). Checks: the reset / step shapes (5-tuple, reward 0 until the end, bools, dict
+info); reset seeding determinism; step determinism (reset with the same seed, the same actions
+→ the same observations and verdict bytes); snapshot → replay in an untouched copy of the
+environment reproduces the verdict bytes; a malformed action gives an error observation, not
+an exception; ``step`` after the end raises EnvError; and nothing of the hidden verifier
+reaches ``obs`` or ``info`` (no verifier key names; no observation or info value equal to the
+verdict's config hash or verifier version — compared by value, so a short version string
+does not match inside ordinary text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +29,9 @@ from .._json import JsonMixin, canonical_json
 from ..demo import Check
 from ..errors import EnvError
 from .core import Env, Verdict
+from .protocol import tool_specs
 
-__all__ = ["FORBIDDEN_KEYS", "EnvCheckReport", "check_env"]
+__all__ = ["FORBIDDEN_KEYS", "EnvCheckReport", "check_env", "manifest_actions"]
 
 FORBIDDEN_KEYS = frozenset(
     {
@@ -67,6 +72,14 @@ def _keys(obj: Any) -> set[str]:
     return set()
 
 
+def _leaves(obj: Any) -> list[Any]:
+    if isinstance(obj, dict):
+        return [leaf for v in obj.values() for leaf in _leaves(v)]
+    if isinstance(obj, (list, tuple)):
+        return [leaf for v in obj for leaf in _leaves(v)]
+    return [obj]
+
+
 def _rollout(env: Env, seed: int, actions: Sequence[Any]) -> tuple[list[Any], Verdict]:
     trace: list[Any] = [env.reset(seed=seed)]
     for a in actions:
@@ -77,16 +90,44 @@ def _rollout(env: Env, seed: int, actions: Sequence[Any]) -> tuple[list[Any], Ve
     return trace, env.finalize()
 
 
-def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) -> EnvCheckReport:
-    """Run the contract checks on ``env`` (it is reset several times). ``actions`` default to
-    ``env.reference_actions()`` after a reset when the environment offers them."""
-    from .registry import make
+def _fill(schema: Mapping[str, Any]) -> Any:
+    """A value that satisfies one argument schema (the first enum value, else the bounds)."""
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        lo = schema.get("minimum")
+        return lo if lo is not None else 1
+    return "x"
 
+
+def manifest_actions(env: Any) -> list[dict[str, Any]]:
+    """One call of every tool in ``env.tools()`` with its required arguments filled."""
+    return [
+        {
+            "tool": t["name"],
+            "args": {k: _fill(v) for k, v in t["args"].items() if v.get("required")},
+        }
+        for t in tool_specs(env)
+    ]
+
+
+def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) -> EnvCheckReport:
+    """Run the contract checks on ``env``, any :class:`~rewardkit.envs.Env` instance (it is
+    reset several times; no registry is needed). ``actions`` default to the environment's
+    ``reference_actions()`` hook after a reset, else one call of each tool of its ``tools()``
+    manifest (:mod:`rewardkit.envs.protocol`), else none; an episode the actions do not end is
+    ended by ``finalize()``."""
     checks: list[Check] = []
 
     def check(name: str, ok: bool, measured: str, expected: str = "yes") -> None:
         checks.append(Check(name, expected, measured, bool(ok)))
 
+    if not isinstance(env, Env):
+        raise EnvError(
+            f"check_env needs an instance of rewardkit.envs.Env; got {type(env).__name__}."
+        )
+    pristine = copy.deepcopy(env)  # for replay in an environment this episode never touched
     obs, info = env.reset(seed=seed)
     check(
         "reset returns (dict obs, dict info)",
@@ -101,8 +142,9 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) 
         "identical" if first == again else "different",
     )
     if actions is None:
-        actions = env.reference_actions() if hasattr(env, "reference_actions") else []
-    actions = [*actions, '{"answer": {"status": "unknown"}}']  # ensure an ending
+        hook = getattr(env, "reference_actions", None)
+        actions = list(hook()) if callable(hook) else manifest_actions(env)
+    actions = list(actions)
 
     trace, verdict = _rollout(env, seed, actions)
     steps = trace[1:]
@@ -117,31 +159,37 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) 
         for t in steps
     )
     check("step returns (obs, float, bool, bool, info)", shapes, f"{len(steps)} steps")
-    early = [t[1] for t in steps[:-1]]
+    ended = bool(steps) and (steps[-1][2] or steps[-1][3])
+    early = [t[1] for t in (steps[:-1] if ended else steps)]
     check("reward is 0 until the end", all(r == 0.0 for r in early), f"{early}")
-    final = steps[-1][1] if steps else None
-    expect = 0.0 if verdict.total is None else verdict.total
-    flagged = bool(steps) and steps[-1][4].get("reward_is_none") is True
-    check(
-        "final reward is the verdict's total (a None total flagged in info)",
-        final == expect and flagged == (verdict.total is None),
-        f"{final} vs {expect}, reward_is_none={flagged}",
-    )
+    if ended:
+        final = steps[-1][1]
+        expect = 0.0 if verdict.total is None else verdict.total
+        flagged = steps[-1][4].get("reward_is_none") is True
+        check(
+            "final reward is the verdict's total (a None total flagged in info)",
+            final == expect and flagged == (verdict.total is None),
+            f"{final} vs {expect}, reward_is_none={flagged}",
+        )
     check("finalize returns a Verdict", isinstance(verdict, Verdict), type(verdict).__name__)
 
-    trace2, verdict2 = _rollout(make(env.env_id, **env._kwargs), seed, actions)
+    trace2, verdict2 = _rollout(env, seed, actions)
     same = (
         canonical_json(trace) == canonical_json(trace2) and verdict.to_json() == verdict2.to_json()
     )
     check(
-        "step determinism (fresh env, same seed and actions)",
+        "step determinism (same seed and actions, after a reset)",
         same,
         "identical" if same else "different",
     )
 
-    replayed = Env.replay(env.snapshot())
-    ok = replayed.to_json() == verdict.to_json()
-    check("snapshot → replay reproduces the verdict bytes", ok, "identical" if ok else "different")
+    try:
+        replayed = pristine.restore(env.snapshot()).finalize()
+        ok = replayed.to_json() == verdict.to_json()
+        measured = "identical" if ok else "different"
+    except Exception as exc:  # a broken snapshot is a failed check, not a crash of the checker
+        ok, measured = False, f"raised {type(exc).__name__}: {exc}"
+    check("snapshot → replay reproduces the verdict bytes", ok, measured)
 
     env.reset(seed=seed)
     try:
@@ -158,15 +206,14 @@ def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) 
         ok, measured = True, "EnvError"
     check("step after the end raises EnvError", ok, measured)
 
-    seen = canonical_json(trace)
-    leaked = sorted(
-        _keys([t[0] for t in steps] + [t[4] for t in steps] + list(trace[0])) & FORBIDDEN_KEYS
-    )
-    hidden_strings = [s for s in (verdict.config_hash, verdict.verifier_version) if s in seen]
+    seen = [t[0] for t in steps] + [t[4] for t in steps] + list(trace[0])
+    leaked = sorted(_keys(seen) & FORBIDDEN_KEYS)
+    hidden = {verdict.config_hash, verdict.verifier_version} - {""}
+    hidden_values = sorted({v for v in _leaves(seen) if isinstance(v, str) and v in hidden})
     check(
         "no verifier keys or versions in obs / info",
-        not leaked and not hidden_strings,
-        f"keys {leaked}, strings {hidden_strings}",
+        not leaked and not hidden_values,
+        f"keys {leaked}, values {hidden_values}",
         "none",
     )
     return EnvCheckReport(env.env_id, all(c.passed for c in checks), tuple(checks))

@@ -97,6 +97,21 @@ def _none_reason(verdict: Verdict) -> str:
     )
 
 
+def _load_snapshot(data: bytes | str) -> dict[str, Any]:
+    try:
+        snap = json.loads(data)
+        if not isinstance(snap, dict) or snap.get("format") != SNAPSHOT_FORMAT:
+            raise ValueError(
+                f"format is {snap.get('format') if isinstance(snap, dict) else None!r}"
+            )
+        for key in ("env_id", "kwargs", "seed", "options", "actions", "lineage"):
+            if key not in snap:
+                raise ValueError(f"no {key!r}")
+    except (ValueError, TypeError) as exc:
+        raise EnvError(f"Not a replayable {SNAPSHOT_FORMAT} snapshot: {exc}.") from None
+    return snap
+
+
 class Env:
     """Base class. Subclasses implement ``_reset``, ``_step`` and ``_verdict``; the base keeps
     the inputs (seed, options, actions) that make snapshots and replay possible."""
@@ -180,26 +195,37 @@ class Env:
         """A fresh environment (built from the registry) in the snapshot's state."""
         from .registry import make
 
+        snap = _load_snapshot(data)
         try:
-            snap = json.loads(data)
-            if snap.get("format") != SNAPSHOT_FORMAT:
-                raise ValueError(f"format is {snap.get('format')!r}")
             env = make(snap["env_id"], **snap["kwargs"])
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError) as exc:
             raise EnvError(f"Not a replayable {SNAPSHOT_FORMAT} snapshot: {exc}.") from None
-        env.reset(seed=snap["seed"], options=snap["options"])
-        if env.lineage != snap["lineage"]:
+        return env.restore(data)
+
+    def restore(self, data: bytes | str) -> Env:
+        """Replay a snapshot of this environment (same id and constructor kwargs) in this
+        instance, which needs no registry; returns ``self`` in the snapshot's state."""
+        snap = _load_snapshot(data)
+        if snap["env_id"] != self.env_id or snap["kwargs"] != json.loads(
+            canonical_json(self._kwargs)
+        ):
+            raise EnvError(
+                f"The snapshot is of {snap['env_id']} with {snap['kwargs']}; this environment is "
+                f"{self.env_id} with {self._kwargs}."
+            )
+        self.reset(seed=snap["seed"], options=snap["options"])
+        if self.lineage != snap["lineage"]:
             raise EnvError(
                 f"The snapshot's task lineage {snap['lineage']} differs from the environment's "
-                f"{env.lineage}: the task, world, tools or verifier changed since it was taken."
+                f"{self.lineage}: the task, world, tools or verifier changed since it was taken."
             )
         for action in snap["actions"]:
-            if env._done:
+            if self._done:
                 break
-            env.step(action)
+            self.step(action)
         if snap.get("finalized"):
-            env.finalize()
-        return env
+            self.finalize()
+        return self
 
     @classmethod
     def replay(cls, data: bytes | str) -> Verdict:

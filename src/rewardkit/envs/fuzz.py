@@ -16,6 +16,10 @@ must show exploits, or the fuzzer proves nothing.
 
 Episodes are independent: episode i uses ``default_rng([seed, i])``, so the report does not
 depend on the backend, the chunking or the number of workers.
+
+Any registered environment with the red-team hooks of :mod:`rewardkit.envs.protocol` can be
+fuzzed (``env_ids``): its own policies play, its own held-out verifier and ledger judge, and by
+default its hidden verifier (``shipped``) and its naive control (``naive``) are the stacks.
 """
 
 from __future__ import annotations
@@ -34,16 +38,15 @@ from .._rng import as_generator
 from ..errors import ConfigError
 from ..stack import RewardStack
 from .fhir import ENV_IDS
-from .fhir.env import FhirEnv
-from .fhir.verifier import Episode, build_stack, naive_stack
-from .policies import POLICIES, play
+from .fhir.verifier import Episode
+from .protocol import redteam_ready
 from .registry import make
 
 __all__ = ["FuzzReport", "StackFuzz", "fuzz", "ledger_violations"]
 
 BACKENDS = ("local", "ray")
 MAX_EXAMPLES = 5
-_ENVS: dict[str, FhirEnv] = {}
+_ENVS: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,10 @@ def ledger_violations(ep: Episode) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _default_stacks(env: Any) -> dict[str, RewardStack]:
+    return {"shipped": env.stack, "naive": env.control_stack()}
+
+
 def _max_total(stack: RewardStack) -> float:
     return sum(c.weight for c in stack.components if c.weight > 0)
 
@@ -104,12 +111,11 @@ def _chunk(
     seed: int,
     env_ids: Sequence[str],
     policies: Sequence[str],
-    stacks: Mapping[str, RewardStack],
+    stacks: Mapping[str, RewardStack] | None,
     high_frac: float,
 ) -> list[tuple[Any, ...]]:
     """Run episodes ``indices``; one row per episode (a worker's unit of work)."""
     envs = _ENVS  # one environment per id and process: worlds and tasks are built once
-    highs = {n: high_frac * _max_total(s) for n, s in stacks.items()}
     rows = []
     for i in indices:
         rng = np.random.default_rng([seed, i])
@@ -118,14 +124,16 @@ def _chunk(
         env = envs.get(env_id)
         if env is None:
             env = envs[env_id] = make(env_id)
+        these = _default_stacks(env) if stacks is None else stacks
+        highs = {n: high_frac * _max_total(s) for n, s in these.items()}
         task_seed = int(rng.integers(0, 2**31))
         env.reset(seed=task_seed)
-        play(policy, env, rng)
+        env.policies()[policy](env, rng)
         ep = env.episode()
         held = env.heldout()
-        viol = ledger_violations(ep)
+        viol = env.ledger_violations()
         per_stack = []
-        for name, stack in stacks.items():
+        for name, stack in these.items():
             if stack.config_hash == env.stack.config_hash:
                 r: Any = env.finalize()  # the env already scored it with this very stack
             else:
@@ -161,7 +169,7 @@ def fuzz(
     episodes: int = 10_000,
     rng: Any = 0,
     env_ids: Iterable[str] = ENV_IDS,
-    policies: Iterable[str] = tuple(POLICIES),
+    policies: Iterable[str] | None = None,
     stacks: Mapping[str, RewardStack] | None = None,
     high_frac: float = 0.75,
     backend: str = "local",
@@ -176,16 +184,31 @@ def fuzz(
     high_frac = check_real(high_frac, "high_frac", fn, low=0.0, high=1.0, low_open=True)
     gen = as_generator(rng, fn)  # validates: an int seed is used as is, a Generator draws one
     seed = int(rng) if not isinstance(rng, np.random.Generator) else int(gen.integers(0, 2**31))
-    env_ids, policies = tuple(env_ids), tuple(policies)
-    for p in policies:
-        check_choice(p, "policies", fn, tuple(POLICIES))
+    env_ids = tuple(env_ids)
     if not env_ids:
         raise ConfigError(f"The 'env_ids' parameter of {fn} must name at least one environment.")
-    stacks = (
-        dict(stacks) if stacks is not None else {"shipped": build_stack(), "naive": naive_stack()}
-    )
+    probes = []
+    for env_id in env_ids:
+        probe = _ENVS.get(env_id)
+        if probe is None:
+            probe = _ENVS[env_id] = make(env_id)
+        missing = redteam_ready(probe)
+        if missing is not None:
+            raise ConfigError(f"The 'env_ids' parameter of {fn} names {env_id!r}: {missing}.")
+        probes.append(probe)
+    offered = [tuple(p.policies()) for p in probes]
+    common = tuple(n for n in offered[0] if all(n in o for o in offered))
+    policies = common if policies is None else tuple(policies)
+    if not policies:
+        raise ConfigError(
+            f"The environments {list(env_ids)} given to {fn} share no fuzzing policy; fuzz "
+            f"them separately."
+        )
+    for p in policies:
+        check_choice(p, "policies", fn, common)
+    shown = dict(stacks) if stacks is not None else _default_stacks(probes[0])
     parts = [list(range(episodes))[k::chunks] for k in range(min(chunks, episodes))]
-    args = (seed, env_ids, policies, stacks, high_frac)
+    args = (seed, env_ids, policies, None if stacks is None else shown, high_frac)
     rows: list[tuple[Any, ...]] = []
     if backend == "ray":
         ray = require("ray", "ray", "fuzz(backend='ray')")
@@ -207,7 +230,7 @@ def fuzz(
         for part in track(parts, description="fuzzing", enabled=progress):
             rows += _chunk(part, *args)
     rows.sort(key=lambda r: r[0])
-    return _report(rows, episodes, seed, env_ids, policies, stacks, high_frac)
+    return _report(rows, episodes, seed, env_ids, policies, shown, high_frac)
 
 
 def _report(

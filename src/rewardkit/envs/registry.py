@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["EnvSpec", "make", "register", "registered", "spec"]
+__all__ = ["EnvSpec", "load", "make", "register", "registered", "spec"]
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*-v[0-9]+$")
 _REGISTRY: dict[str, EnvSpec] = {}
@@ -57,6 +60,40 @@ def register(env_id: str, entry_point: str, *, description: str = "", **kwargs: 
         )
     _REGISTRY[env_id] = new
     return new
+
+
+def load(module: str) -> Any:
+    """Import ``module`` (a dotted name, or a path to a ``.py`` file) so that the environments
+    it registers can be made; a file is imported once, as a module named after its stem."""
+    if not isinstance(module, str) or not module:
+        raise ConfigError(
+            f"The 'module' parameter of load must be a module or a .py path. Got {module!r}."
+        )
+    if not module.endswith(".py"):
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(
+                f"The environment module {module!r} cannot be imported: {exc}."
+            ) from None
+    path = Path(module).resolve()
+    name = path.stem
+    loaded = sys.modules.get(name)
+    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == path:
+        return loaded
+    if not path.is_file():
+        raise ConfigError(f"The environment file {module} does not exist.")
+    spec_ = importlib.util.spec_from_file_location(name, path)
+    if spec_ is None or spec_.loader is None:
+        raise ConfigError(f"The environment file {module} cannot be imported as a module.")
+    mod = importlib.util.module_from_spec(spec_)
+    sys.modules[name] = mod  # registered first: its entry points name it
+    try:
+        spec_.loader.exec_module(mod)
+    except Exception:
+        del sys.modules[name]
+        raise
+    return mod
 
 
 def _load_builtin() -> None:

@@ -247,3 +247,26 @@ class FhirEnv(Env):
         """A concise correct trajectory for the current task (an oracle: uses hidden state)."""
         assert self.task is not None
         return json.loads(json.dumps(self._reference))  # a copy: callers may mutate it
+
+    # --- the protocol hooks (rewardkit.envs.protocol) -----------------------------------------
+    def tools(self) -> list[dict[str, Any]]:
+        """The public ToolManifest (write tools included: they exist but are not authorised)."""
+        return json.loads(json.dumps(self._public_tools))
+
+    def policies(self) -> dict[str, Any]:
+        """The fuzzing policies of :mod:`rewardkit.envs.policies`."""
+        from ..policies import POLICIES
+
+        return dict(POLICIES)
+
+    def control_stack(self) -> Any:
+        """The naive control (pays per citation, no gates): the fuzzer must find exploits in it."""
+        from .verifier import naive_stack
+
+        return naive_stack()
+
+    def ledger_violations(self) -> tuple[str, ...]:
+        """Writes and other patients' reads, straight off the audit ledger."""
+        from ..fuzz import ledger_violations
+
+        return ledger_violations(self.episode())

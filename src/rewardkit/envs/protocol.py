@@ -1,0 +1,108 @@
+"""What an environment offers beyond the ``Env`` contract, so that the tools work on any of them.
+
+Usage::
+
+    from rewardkit.envs.protocol import redteam_ready, tool_specs
+    env = make("fhir/anc-threshold-v1")
+    redteam_ready(env)                # None when redteam / fuzz can run on it, else what is missing
+    tool_specs(env)                   # the public tools: name, description, args schema
+
+An environment (a subclass of :class:`~rewardkit.envs.Env`) reaches the trainers and the
+red-team tools by these hooks; every one is optional except where a tool says it needs it.
+
+Tools (``check_env``, the trainer adapters):
+  ``tools() -> list[dict]``: the public tool manifest: ``{"name", "description", "args"}``
+  with ``args`` a mapping ``name -> {"type": "string"|"integer"|"number", "required"?,
+  "enum"?, "minimum"?, "maximum"?, "description"?}``. Actions are
+  ``{"tool": name, "args": {...}}`` or ``{"answer": {...}}`` (:mod:`rewardkit.envs.actions`).
+  ``reference_actions() -> list``: a correct trajectory for the current task (an oracle).
+
+Red-team (``rewardkit redteam`` / :func:`rewardkit.envs.fuzz.fuzz`):
+  ``stack``: the hidden verifier (a :class:`~rewardkit.stack.RewardStack`);
+  ``episode()``: the record ``stack.score`` takes for the episode so far;
+  ``heldout()``: the independent held-out verifier's judgment, an object with ``correct``,
+  ``safe`` (bools) and ``reasons`` (strings);
+  ``policies() -> Mapping[str, Callable[[env, numpy Generator], None]]``: fuzzing policies,
+  each playing one episode on the reset environment (cheats and mutations of good paths);
+  ``control_stack() -> RewardStack``: a deliberately naive reward the fuzzer must find
+  exploits in (the negative control);
+  ``ledger_violations() -> tuple[str, ...]``: unsafe acts read straight off the environment's
+  own audit record (independent of the gates' code); a violation no gate caught is an exploit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "REDTEAM_HOOKS",
+    "HeldoutLike",
+    "Policy",
+    "RedTeamEnv",
+    "redteam_ready",
+    "tool_specs",
+]
+
+Policy = Callable[[Any, Any], None]
+REDTEAM_HOOKS = ("stack", "episode", "heldout", "policies", "control_stack", "ledger_violations")
+
+
+@runtime_checkable
+class HeldoutLike(Protocol):
+    correct: bool
+    safe: bool
+    reasons: tuple[str, ...]
+
+
+@runtime_checkable
+class RedTeamEnv(Protocol):
+    """An environment ``redteam`` and ``fuzz`` can run on (see the module docstring)."""
+
+    env_id: str
+    stack: Any
+
+    def episode(self) -> Any: ...
+
+    def heldout(self) -> HeldoutLike: ...
+
+    def policies(self) -> Mapping[str, Policy]: ...
+
+    def control_stack(self) -> Any: ...
+
+    def ledger_violations(self) -> tuple[str, ...]: ...
+
+
+def redteam_ready(env: Any) -> str | None:
+    """None when ``env`` has every red-team hook, else a sentence naming the missing ones."""
+    missing = [h for h in REDTEAM_HOOKS if not hasattr(env, h)]
+    if not missing:
+        return None
+    return (
+        f"{getattr(env, 'env_id', type(env).__name__)} lacks the red-team hooks "
+        f"{', '.join(missing)} (see rewardkit.envs.protocol)"
+    )
+
+
+def tool_specs(env: Any) -> list[dict[str, Any]]:
+    """The environment's public tools (``env.tools()``), each ``{"name", "description",
+    "args"}``; an empty list when the environment has no tools hook."""
+    hook = getattr(env, "tools", None)
+    if hook is None:
+        return []
+    specs = hook() if callable(hook) else hook
+    out = []
+    for t in specs:
+        if not isinstance(t, Mapping) or not isinstance(t.get("name"), str):
+            raise TypeError(
+                f"{getattr(env, 'env_id', type(env).__name__)}.tools() must list mappings with "
+                f"a 'name' string; got {t!r}"
+            )
+        out.append(
+            {
+                "name": t["name"],
+                "description": str(t.get("description", "")),
+                "args": dict(t.get("args", {})),
+            }
+        )
+    return out
