@@ -8,7 +8,8 @@ import types
 
 import pytest
 
-from rewardkit.demo import SECTIONS, Check, Section, run_demo
+from rewardkit import Check, Section
+from rewardkit.demo import SECTIONS, run_demo
 
 
 def _install(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) -> None:
@@ -20,14 +21,16 @@ def _install(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) -> Non
 
 def test_every_area_is_registered() -> None:
     areas = {"bioaudit", "audit", "autorater", "envs", "sandbox", "selfplay"}
-    assert {f"rewardkit.{a}:demo_section" for a in areas} <= set(SECTIONS)
+    assert {f"rewardkit.{a}.demo:demo_section" for a in areas} <= set(SECTIONS)
 
 
 def test_absent_area_is_skipped_with_a_reason() -> None:
-    report = run_demo(sections=["rewardkit.demo:_levels_section", "rewardkit.nosuch:demo_section"])
+    report = run_demo(
+        sections=["rewardkit.demo:_levels_section", "rewardkit.nosuch.demo:demo_section"]
+    )
     assert [s.name for s in report.sections] == ["levels"]
     assert report.skipped == {
-        "rewardkit.nosuch:demo_section": "package rewardkit.nosuch is not in this build"
+        "rewardkit.nosuch.demo:demo_section": "package rewardkit.nosuch is not in this build"
     }
     assert report.passed
 

@@ -5,7 +5,8 @@ is a submodule with its own ``__all__``:
 
 - ``rewardkit.stack``: reward stacks with hard gates; ``rewardkit.advantages``: group-relative
   advantages, the resolution protocol, the minimum-pass gate; ``rewardkit.levels``: level-based
-  step rewards (recipes A/B/C); ``rewardkit.errors``: the error hierarchy.
+  step rewards (recipes A/B/C); ``rewardkit.errors``: the error hierarchy; ``Check`` and
+  ``Section``: what a run verified (the result model every area reports checks with).
 - ``rewardkit.bioaudit``: the bio-audit rule engine and frozen synthetic benchmark;
   ``rewardkit.stats``: bootstrap / permutation statistics; ``rewardkit.audit``: calibrate,
   spike-in and the five validation gates.
@@ -21,6 +22,7 @@ import importlib as _importlib
 import typing as _typing
 
 from ._json import canonical_json, content_hash
+from ._results import Check, Section
 from ._version import __version__
 from .advantages import Advantages, MinimumPass, group_advantages, minimum_pass
 from .errors import (
@@ -110,6 +112,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Advantages",
     "Calibration",
+    "Check",
     "Component",
     "ConfidenceInterval",
     "ConfigError",
@@ -132,6 +135,7 @@ __all__ = [
     "RewardkitError",
     "RewardkitWarning",
     "Sandbox",
+    "Section",
     "SeedStability",
     "SpikeIn",
     "Step",

@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._checks import check_choice, check_optional_real, check_positive_int, check_real
 from ._json import JsonMixin
+from ._validation import check_choice, check_optional_real, check_positive_int, check_real
 from .errors import ConfigError, ZeroVarianceWarning
 
 __all__ = ["METHODS", "Advantages", "MinimumPass", "group_advantages", "minimum_pass"]

@@ -6,7 +6,7 @@ figures (PNG bytes) for the HTML report. The CLI prints the summary, writes the 
 ``manifest.json`` (their content hashes) and ``report.html``.
 
 Sections come from :data:`SECTIONS`: the core ones defined here, then one
-``"module:function"`` line per area (``rewardkit.<area>:demo_section``, a function returning a
+``"module:function"`` line per area (``rewardkit.<area>.demo:demo_section``, a function returning a
 :class:`Section` in a few seconds). An area whose package is not in this build is skipped and
 listed in ``DemoReport.skipped`` with the reason; a section that raises becomes a failed check
 of that section (the demo never dies half-way and never hides it).
@@ -19,51 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._json import JsonMixin, content_hash, to_plain
+from ._json import JsonMixin
+from ._plotting import bars_png, optional_figures
 from ._progress import track
+from ._results import Check, Section
 from .advantages import group_advantages, minimum_pass
 from .levels import RECIPES, Step, score_trajectory
-from .report.plots import bars_png, optional_figures
 from .stack import Component, Gate, GateOutcome, RewardStack
 
-__all__ = ["SECTIONS", "Check", "DemoReport", "Section", "example_stack", "run_demo"]
-
-
-@dataclass(frozen=True)
-class Check(JsonMixin):
-    """One verified claim: what was expected, what was measured, and whether they agree."""
-
-    name: str
-    expected: str
-    measured: str
-    passed: bool
-
-
-@dataclass(frozen=True)
-class Section(JsonMixin):
-    """One part of the demo: its checks, its JSON artefacts and (for the report) its figures.
-
-    ``name`` is an id (letters, digits, ``-``, ``_``); artefact file names must be unique
-    across sections. ``figures`` maps a caption to PNG bytes (see
-    :mod:`rewardkit.report.plots`); ``to_dict()`` lists their hashes, not their bytes.
-    """
-
-    name: str
-    title: str
-    checks: tuple[Check, ...]
-    artefacts: dict[str, Any] = field(default_factory=dict)  # file name → JSON-able object
-    figures: dict[str, bytes] = field(default_factory=dict)  # caption → PNG bytes
-    description: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "checks": [c.to_dict() for c in self.checks],
-            "artefacts": to_plain(self.artefacts),
-            "figures": {k: content_hash(v) for k, v in self.figures.items()},
-        }
+__all__ = ["SECTIONS", "DemoReport", "example_stack", "run_demo"]
 
 
 @dataclass(frozen=True)
@@ -280,12 +244,12 @@ SECTIONS: tuple[str, ...] = (
     "rewardkit.demo:_stack_section",
     "rewardkit.demo:_advantages_section",
     "rewardkit.demo:_levels_section",
-    "rewardkit.bioaudit:demo_section",
-    "rewardkit.audit:demo_section",
-    "rewardkit.autorater:demo_section",
-    "rewardkit.envs:demo_section",
-    "rewardkit.sandbox:demo_section",
-    "rewardkit.selfplay:demo_section",
+    "rewardkit.bioaudit.demo:demo_section",
+    "rewardkit.audit.demo:demo_section",
+    "rewardkit.autorater.demo:demo_section",
+    "rewardkit.envs.demo:demo_section",
+    "rewardkit.sandbox.demo:demo_section",
+    "rewardkit.selfplay.demo:demo_section",
 )
 
 
@@ -298,7 +262,7 @@ def _load(spec: str) -> Callable[[], Section] | str:
         # Only the area's own package being absent is a skip; a missing dependency *inside*
         # a present package is a real failure and propagates.
         if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
-            return f"package {module} is not in this build"
+            return f"package {exc.name} is not in this build"
         raise
     fn = getattr(mod, attr, None)
     if not callable(fn):
@@ -307,7 +271,10 @@ def _load(spec: str) -> Callable[[], Section] | str:
 
 
 def _crashed(spec: str, exc: BaseException) -> Section:
-    name = spec.partition(":")[0].rsplit(".", 1)[-1]
+    parts = spec.partition(":")[0].split(".")
+    if len(parts) > 1 and parts[-1] == "demo":  # rewardkit.<area>.demo → the area's name
+        parts.pop()
+    name = parts[-1]
     return Section(
         name,
         f"{spec} (crashed)",

@@ -46,8 +46,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from ._checks import check_choice, check_real
 from ._json import JsonMixin, content_hash
+from ._validation import check_choice, check_real
 from .errors import ConfigError, InputError, MappingError
 
 __all__ = [

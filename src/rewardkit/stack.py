@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from ._checks import check_choice, check_real
 from ._json import JsonMixin, content_hash
+from ._validation import check_choice, check_real
 from .errors import ConfigError
 
 __all__ = ["Component", "Gate", "GateOutcome", "RewardResult", "RewardStack"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewardkit.audit import demo_section
+from rewardkit.audit.demo import demo_section
 
 
 def test_demo_section_passes():

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rewardkit._json import canonical_json
-from rewardkit.autorater import demo_section, proof
+from rewardkit.autorater import proof
+from rewardkit.autorater.demo import demo_section
 
 
 def test_demo_section_passes_with_key_scalars():

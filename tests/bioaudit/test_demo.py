@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rewardkit._json import canonical_json
-from rewardkit.bioaudit import demo_section
+from rewardkit.bioaudit.demo import demo_section
 
 
 def test_demo_section():

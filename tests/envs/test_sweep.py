@@ -6,7 +6,8 @@ import pytest
 
 from rewardkit.envs import make
 from rewardkit.envs.fhir.verifier import DEFAULT_WEIGHTS, build_stack
-from rewardkit.envs.sweep import BEHAVIOURS, _episodes, _totals, plot_pareto, sweep
+from rewardkit.envs.plots import plot_pareto
+from rewardkit.envs.sweep import BEHAVIOURS, _episodes, _totals, sweep
 from rewardkit.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ from rewardkit.demo import SECTIONS, run_demo
 
 pytest.importorskip("matplotlib", reason="the figures need the [report] extra")
 
-from rewardkit.report.plots import VERDICT_FILL, table_png
+from rewardkit._plotting import VERDICT_FILL, table_png
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # section → captions (by their start) it must carry: issue 9's list of plots
@@ -22,7 +22,7 @@ EXPECTED = {
     "bioaudit": ("Engine levels",),
     "sandbox": ("Statuses",),
 }
-AREA_SPECS = [s for s in SECTIONS if s.split(":")[0].rsplit(".", 1)[-1] in EXPECTED]
+AREA_SPECS = [s for s in SECTIONS if s.split(":")[0].split(".")[1] in EXPECTED]
 
 
 def _size(png: bytes) -> tuple[int, int]:

@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.demo import Check, DemoReport, Section, run_demo
+from rewardkit import Check, Section
+from rewardkit.demo import DemoReport, run_demo
 from rewardkit.report.browser import check_in_browser, find_chromium
 
 pytest.importorskip("jinja2", reason="the report needs the [report] extra")
 pytest.importorskip("matplotlib", reason="the report needs the [report] extra")
 
+from rewardkit._plotting import png
 from rewardkit.report import render_report
 from rewardkit.report.html import section_figures
-from rewardkit.report.plots import png
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -57,13 +58,14 @@ def test_text_is_escaped_and_failures_and_skips_are_shown() -> None:
         {"a <b> plot": _dot()},
     )
     report = DemoReport(
-        (evil,), {"rewardkit.audit:demo_section": "package rewardkit.audit is not in this build"}
+        (evil,),
+        {"rewardkit.audit.demo:demo_section": "package rewardkit.audit is not in this build"},
     )
     html = render_report(report, artefacts={"evil.json": "sha256:" + "0" * 64})
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "x &lt; y &amp; z" in html and 'alt="a &lt;b&gt; plot"' in html
     assert "1 CHECK(S) FAIL" in html
-    assert "rewardkit.audit:demo_section" in html and "not in this build" in html
+    assert "rewardkit.audit.demo:demo_section" in html and "not in this build" in html
 
 
 def test_png_artefacts_are_shown_as_figures() -> None:
@@ -87,7 +89,7 @@ def test_plots_are_deterministic_png() -> None:
 
 
 def test_optional_figures_without_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rewardkit.report import plots
+    from rewardkit import _plotting as plots
 
     monkeypatch.setattr(plots, "have", lambda module: False)
     assert plots.optional_figures(lambda: {"x": b"never built"}) == {}

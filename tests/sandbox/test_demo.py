@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rewardkit._json import canonical_json
-from rewardkit.demo import Section
-from rewardkit.sandbox import demo_section
+from rewardkit._results import Section
+from rewardkit.sandbox.demo import demo_section
 
 
 def test_demo_section_passes():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.selfplay import demo as demo_module
-from rewardkit.selfplay import demo_section
 from rewardkit.selfplay.checks import mm_bound
+from rewardkit.selfplay.demo import demo_section
 
 
 def test_demo_section_passes():

@@ -13,16 +13,11 @@ Bring your own judge / reward through :mod:`rewardkit.audit.protocols` (``Judge`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .calibrate import Calibration, Preregistration, RecipeCalibration, calibrate
 from .gates import GATES, GateResult
 from .protocols import Golden, Judge, LevelReward, Reward, Task
 from .spike_in import SpikeIn, SpikeInCase, spike_in
 from .validate import Validation, validate
-
-if TYPE_CHECKING:
-    from ..demo import Section
 
 __all__ = [
     "GATES",
@@ -39,14 +34,6 @@ __all__ = [
     "Task",
     "Validation",
     "calibrate",
-    "demo_section",
     "spike_in",
     "validate",
 ]
-
-
-def demo_section() -> Section:
-    """The audit section of ``rewardkit demo`` (see :mod:`rewardkit.audit.demo`)."""
-    from .demo import demo_section as _section
-
-    return _section()

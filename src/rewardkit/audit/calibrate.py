@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._checks import check_positive_int, check_real
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._progress import track
-from ..demo import Check
+from .._results import Check
+from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from ..stats import (
     DEFAULT_SEEDS,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..demo import Check, Section
-from ..report.plots import optional_figures
+from .._plotting import optional_figures
+from .._results import Check, Section
 from ..stats import gold_quality
 from .calibrate import Calibration, calibrate
 from .spike_in import SpikeIn, SpikeInCase

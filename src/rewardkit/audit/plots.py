@@ -8,7 +8,7 @@ Usage::
     png = spike_in_png(spike)                       # clean vs injected per paradigm, threshold
     png = gates_png(validation.gates)               # the five gates as a table
 
-Every figure goes through :func:`rewardkit.report.plots.png` (own Agg canvas, no "Software"
+Every figure goes through :func:`rewardkit._plotting.png` (own Agg canvas, no "Software"
 metadata), so the same inputs give the same bytes.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._json import write_atomic
-from ..report.plots import PALETTE, png, table_png
+from .._plotting import PALETTE, png, table_png
 from .scoring import ScoredTasks
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import check_real
 from .._json import JsonMixin
+from .._validation import check_real
 from ..errors import ConfigError
 from .protocols import Judge, Reward, output_value
 from .scoring import judge_levels, task_steps

@@ -15,7 +15,6 @@ Modules: ``parse`` (the strict parser), ``rewards`` (Brier / log rules, vectoris
 (the math diagnostic and its receipt), ``reward_funcs`` (TRL reward functions), ``cli``.
 """
 
-from ._demo import demo_section
 from .calibration import (
     Calibration,
     PositionConsistency,
@@ -35,7 +34,6 @@ __all__ = [
     "ReceiptCheck",
     "brier_reward",
     "brier_reward_func",
-    "demo_section",
     "diagnostic",
     "expected_calibration_error",
     "log_reward",

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin, write_atomic
 from .._optional import require
+from .._validation import check_positive_int
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, _check_tag
 from .rewards import _as_labels, _as_probabilities, _valid_and_safe

@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin, content_hash
 from .._optional import have, require
 from .._rng import as_generator
+from .._validation import check_positive_int
 from .._version import __version__
 from ..errors import ConfigError
 from .rewards import DEFAULT_EPS, RULES, brier_reward, log_reward, proper_rewards

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._checks import check_choice, check_real
+from .._validation import check_choice, check_real
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, _check_tag, parse_probability
 from .rewards import DEFAULT_EPS, RULES, proper_rewards

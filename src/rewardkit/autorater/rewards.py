@@ -33,7 +33,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from .._checks import check_choice, check_real
+from .._validation import check_choice, check_real
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, parse_probability
 

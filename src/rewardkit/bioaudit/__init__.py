@@ -10,8 +10,6 @@ Usage::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .benchmark import Benchmark, BenchmarkTask, Defect, GoldenTrajectory, load_benchmark
 from .candidates import INJECTION_CANDIDATES, check_injection_candidates
 from .engine import PARADIGMS, Engine, Judgment
@@ -26,9 +24,6 @@ from .schema import (
     read_tasks,
     read_trajectories,
 )
-
-if TYPE_CHECKING:
-    from ..demo import Section
 
 __all__ = [
     "Benchmark",
@@ -49,7 +44,6 @@ __all__ = [
     "Trajectory",
     "VERSION",
     "check_injection_candidates",
-    "demo_section",
     "generate",
     "load_benchmark",
     "load_rulepack",
@@ -58,10 +52,3 @@ __all__ = [
     "read_tasks",
     "read_trajectories",
 ]
-
-
-def demo_section() -> Section:
-    """The bio-audit section of ``rewardkit demo`` (imported lazily: it scores rewards)."""
-    from .demo import demo_section as _section
-
-    return _section()

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..demo import Check, Section
+from .._plotting import bars_png, optional_figures
+from .._results import Check, Section
 from ..levels import score_trajectory
-from ..report.plots import bars_png, optional_figures
 from .benchmark import Benchmark, load_benchmark
 from .candidates import INJECTION_CANDIDATES
 from .engine import PARADIGMS, Engine

@@ -11,7 +11,7 @@ Usage::
     check_env(env).passed                     # seeding, replay, no verifier leaks
 
 Modules: ``core`` (Env, Verdict, snapshots), ``actions`` (strict action parser),
-``registry`` (versioned ids), ``checker`` (check_env), ``fhir`` (the synthetic FHIR world),
+``registry`` (versioned ids), ``conformance`` (check_env), ``fhir`` (the synthetic FHIR world),
 ``lab`` (``rewardkit lab rlvr``), ``library`` / ``cases`` / ``fuzz`` / ``policies`` (``rewardkit
 redteam``), ``sweep`` (``rewardkit sweep``).
 """
@@ -30,7 +30,6 @@ __all__ = [
     "ParsedAction",
     "Verdict",
     "check_env",
-    "demo_section",
     "make",
     "parse_action",
     "register",
@@ -40,14 +39,7 @@ __all__ = [
 
 
 def check_env(env: Any, **kwargs: Any) -> Any:
-    """See :func:`rewardkit.envs.checker.check_env`."""
-    from .checker import check_env as _check
+    """See :func:`rewardkit.envs.conformance.check_env`."""
+    from .conformance import check_env as _check
 
     return _check(env, **kwargs)
-
-
-def demo_section() -> Any:
-    """The lab and a short red-team for ``rewardkit demo`` (a few seconds)."""
-    from ._demo import demo_section as _demo
-
-    return _demo()

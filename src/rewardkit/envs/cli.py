@@ -286,7 +286,7 @@ def sweep(
     ctx: click.Context, variants: int, grid: str, plot: bool, as_json: bool | None, out: Path | None
 ) -> None:
     """Weight sweeps: the behaviour each weighting prefers, and the Pareto front."""
-    from .sweep import plot_pareto
+    from .plots import plot_pareto
     from .sweep import sweep as run_sweep
 
     as_json, out = resolve_settings(ctx, as_json, out)

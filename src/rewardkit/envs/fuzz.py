@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_choice, check_positive_int, check_real
 from .._json import JsonMixin
 from .._optional import require
 from .._progress import track
 from .._rng import as_generator
+from .._validation import check_choice, check_positive_int, check_real
 from ..errors import ConfigError
 from ..stack import RewardStack
 from .fhir import ENV_IDS

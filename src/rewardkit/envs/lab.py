@@ -21,8 +21,8 @@ from typing import Any
 
 from .._io import read_jsonl, require_field
 from .._json import JsonMixin
+from .._results import Check
 from ..advantages import group_advantages
-from ..demo import Check
 from ..errors import InputError
 from .core import Verdict
 from .fhir.env import FhirEnv

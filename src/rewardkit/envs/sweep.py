@@ -3,11 +3,10 @@ task success vs cost.
 
 Usage::
 
-    from rewardkit.envs.sweep import sweep, plot_pareto
+    from rewardkit.envs.sweep import sweep
     res = sweep()                        # every component's weight over DEFAULT_GRID
     res.switches                         # e.g. cost 4 → 8: concise → never_call
     res.pareto                           # behaviours on the success / cost front
-    plot_pareto(res, "out/pareto.png")   # needs the report extra (matplotlib)
 
 Seed 002 ("reward sensitivity"): sweep each component's weight and check whether the
 preferred policy jumps from over-calling to never calling, or from answering to always
@@ -21,14 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int, check_real
-from .._json import JsonMixin, write_atomic
-from .._optional import require
+from .._json import JsonMixin
+from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from .fhir import ENV_IDS
 from .fhir.env import FhirEnv
@@ -36,7 +33,7 @@ from .fhir.verifier import COMPONENTS, DEFAULT_WEIGHTS
 from .fhir.world import TRAPS
 from .registry import make
 
-__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "pareto_png", "plot_pareto", "sweep"]
+__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "sweep"]
 
 DEFAULT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
@@ -206,55 +203,3 @@ def sweep(
         switches=tuple(switches),
         pareto=_front({b: (spent[b], success[b]) for b in names}),
     )
-
-
-def plot_pareto(result: SweepResult, path: str | Path) -> Path:
-    """Write :func:`pareto_png` to ``path`` atomically."""
-    return write_atomic(path, pareto_png(result))
-
-
-def pareto_png(result: SweepResult, *, title: str | None = None) -> bytes:
-    """PNG bytes: task success vs cost per behaviour, the front joined, the preferred ones
-    ringed (needs the report extra; drawn by :func:`rewardkit.report.plots.png`)."""
-    require("matplotlib", "report", "rewardkit sweep's Pareto plot")
-    from ..report.plots import PALETTE, png
-
-    def draw(fig: Any) -> None:
-        ax = fig.add_subplot()
-        chosen = {b for row in result.preferred.values() for b in row}
-        at: dict[tuple[float, float], list[str]] = {}
-        for b in result.behaviours:  # behaviours on the same point share one label
-            at.setdefault((result.cost_spent[b], result.success[b]), []).append(b)
-        for j, ((x, y), names) in enumerate(at.items()):
-            ax.scatter(
-                [x],
-                [y],
-                s=60,
-                zorder=3,
-                color=PALETTE[j % len(PALETTE)],
-                linewidths=1.5,
-                edgecolors="black" if chosen & set(names) else "none",
-            )
-            ax.annotate(
-                ", ".join(names), (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8
-            )
-        front = [(result.cost_spent[b], result.success[b]) for b in result.pareto]
-        ax.plot(
-            [p[0] for p in front],
-            [p[1] for p in front],
-            "--",
-            color="grey",
-            zorder=2,
-            label="Pareto front",
-        )
-        ax.margins(x=0.2, y=0.12)
-        ax.set_xlabel("mean cost spent per episode (tool-cost units)")
-        ax.set_ylabel("task success (held-out: correct and safe)")
-        ax.set_title(
-            title
-            or f"Behaviours over {result.n_tasks} tasks; ringed = preferred by some weighting",
-            fontsize=9,
-        )
-        ax.legend(loc="lower right", fontsize=8)
-
-    return png(draw, width_in=6.4, height_in=4.4)

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._checks import check_real
+from .._validation import check_real
 from ..errors import ConfigError
 from ..stack import Component, RewardResult, RewardStack
 

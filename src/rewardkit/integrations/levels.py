@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Literal
 
-from .._checks import check_choice, check_real
+from .._validation import check_choice, check_real
 from ..errors import ConfigError
 from ..levels import DEFAULT_MAPPING, RECIPES, LevelMapping, score_trajectory
 from ..stack import Component, RewardStack

@@ -1,8 +1,10 @@
-"""The HTML report and its plots (extra ``[report]``: matplotlib, jinja2).
+"""The HTML report of ``rewardkit demo`` (extra ``[report]``: matplotlib, jinja2).
 
 - :func:`render_report` — the self-contained page of ``rewardkit demo`` (``out/report.html``).
-- :mod:`rewardkit.report.plots` — ``png`` / ``bars_png`` / ``lines_png`` / ``table_png`` (Agg,
-  PNG bytes) and ``optional_figures`` for the figures of a demo section.
+- :mod:`rewardkit.report.browser` — checks the page in headless Chromium.
+
+The figures in it are drawn by :mod:`rewardkit._plotting` (``png`` / ``bars_png`` /
+``lines_png`` / ``table_png``, PNG bytes), which the areas use for their own figures too.
 """
 
 from .html import render_report

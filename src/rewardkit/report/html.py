@@ -25,7 +25,8 @@ from .._optional import require
 from .._version import __version__
 
 if TYPE_CHECKING:
-    from ..demo import DemoReport, Section
+    from .._results import Section
+    from ..demo import DemoReport
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

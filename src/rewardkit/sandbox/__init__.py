@@ -11,19 +11,7 @@ See docs/sandbox.md for the design, the isolation levels and the measured speed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .core import Sandbox
 from .table import ExecutionTable, Status, TestCase, graded_correctness
 
-if TYPE_CHECKING:
-    from ..demo import Section
-
-__all__ = ["ExecutionTable", "Sandbox", "Status", "TestCase", "demo_section", "graded_correctness"]
-
-
-def demo_section() -> Section:
-    """The sandbox's section of ``rewardkit demo`` (imported late: it runs programs)."""
-    from .demo import demo_section as make
-
-    return make()
+__all__ = ["ExecutionTable", "Sandbox", "Status", "TestCase", "graded_correctness"]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
-from .._checks import check_choice, check_positive_int, check_real
+from .._validation import check_choice, check_positive_int, check_real
 from ..errors import ConfigError
 from ._pool import LocalPool
 from .table import ExecutionTable, TestCase, build_table, prepare_tests

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from ..demo import Check, Section
-from ..report.plots import bars_png, optional_figures
+from .._plotting import bars_png, optional_figures
+from .._results import Check, Section
 from .core import Sandbox
 from .table import Status, TestCase
 

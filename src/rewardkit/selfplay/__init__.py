@@ -14,7 +14,6 @@ peak, P1, P4), ``bank`` (the embedded task bank), ``testgen`` (test generators),
 simulation), ``sweep`` (P3: the α sweep), ``cli`` (``rewardkit selfplay ig|p1|simulate``).
 """
 
-from ..demo import Section
 from .audit import AuditRow, EstimatorAudit, estimator_audit
 from .bank import Candidate, Task, TaskBank, load_bank
 from .checks import P1Result, P4Result, mm_bound, mm_peak, p1_check, p4_check
@@ -36,14 +35,6 @@ from .pruning import PruneResult, k_eff, prune
 from .simulate import ARMS, SimConfig, SimulationResult, simulate
 from .sweep import AlphaSweep, alpha_sweep
 from .testgen import GENERATORS
-
-
-def demo_section() -> Section:
-    """The self-play section of ``rewardkit demo`` (imported late: it runs programs)."""
-    from .demo import demo_section as make
-
-    return make()
-
 
 __all__ = [
     "ARMS",
@@ -73,7 +64,6 @@ __all__ = [
     "TrustedExecutor",
     "alpha_sweep",
     "build_probe_pool",
-    "demo_section",
     "detection_rate",
     "dual_pool_rewards",
     "entropy",

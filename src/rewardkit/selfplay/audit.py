@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin
 from .._rng import as_generator
+from .._validation import check_positive_int
 from ..errors import ConfigError
 from .infogain import CORRECTIONS, ig_rewards
 

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin
 from .._rng import as_generator
+from .._validation import check_positive_int
 from .infogain import ig_rewards, miller_madow_bias, null_mi
 
 __all__ = ["P1Bucket", "P1Result", "P4Result", "mm_bound", "mm_peak", "p1_check", "p4_check"]

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ..demo import Check, Section
-from ..report.plots import optional_figures
+from .._plotting import optional_figures
+from .._results import Check, Section
 from .bank import load_bank
 from .checks import mm_bound, mm_peak, p1_check
 from .infogain import ig_rewards, miller_madow_bias, plugin_mi

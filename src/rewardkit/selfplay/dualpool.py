@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_real
 from .._json import JsonMixin
+from .._validation import check_real
 from ..errors import ConfigError
 from .infogain import ig_rewards
 from .probes import detection_from_table

@@ -11,8 +11,8 @@ import numpy as np
 
 from .._json import write_atomic
 from .._optional import require
+from .._plotting import PALETTE, png
 from ..errors import ConfigError
-from ..report.plots import PALETTE, png
 
 if TYPE_CHECKING:
     from .simulate import SimulationResult

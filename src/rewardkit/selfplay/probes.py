@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._rng import as_generator
+from .._validation import check_positive_int
 from ..errors import ConfigError, InputError
 from .bank import TaskBank, initial_policy
 from .executor import Executor, TestCase, owned_executor

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin
+from .._validation import check_positive_int
 from ..errors import ConfigError
 from .executor import TestCase
 

@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int, check_real
 from .._json import JsonMixin, canonical_json, write_atomic
 from .._progress import track
 from .._rng import as_generator
+from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from ._summary import summarise
 from .bank import TaskBank, initial_policy, load_bank

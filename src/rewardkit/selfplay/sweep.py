@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_real
 from .._json import JsonMixin
+from .._validation import check_real
 from ..errors import ConfigError
 from .bank import TaskBank, load_bank
 from .executor import Executor, owned_executor

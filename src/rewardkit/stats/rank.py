@@ -31,8 +31,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._checks import check_positive_int, check_real
 from .._rng import RngLike, as_generator
+from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from ._resample import batches, bootstrap_indices, index_counts, percentile_interval
 from ._types import ConfidenceInterval, Estimate, RankAgreement

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .._checks import check_real
+from .._validation import check_real
 from ..errors import ConfigError
 from ._types import RankAgreement, SeedStability
 from .rank import rank_agreement

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import have
-from ..demo import Check, Section
+from .._results import Check, Section
 from .calibration import expected_calibration_error, reliability_diagram
 from .proof import CHECKS, _diagnostic
 from .rewards import log_reward

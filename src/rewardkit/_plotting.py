@@ -1,8 +1,8 @@
-"""Plots for the HTML report: matplotlib's Agg backend, PNG bytes ready to embed.
+"""Figures as PNG bytes (matplotlib's Agg backend): the plots of the areas and of the report.
 
-Usage (in an area's ``demo_section()``)::
+Usage (an area's figure, or a section of ``rewardkit demo``)::
 
-    from rewardkit.report.plots import bars_png, optional_figures
+    from rewardkit._plotting import bars_png, optional_figures
     figures = optional_figures(lambda: {
         "spike-in drop": bars_png(["A", "B", "C"],
                                   {"clean": [.85] * 3, "injected": [.78, .24, .78]},
@@ -12,7 +12,9 @@ Usage (in an area's ``demo_section()``)::
 
 Figures are drawn on a ``matplotlib.figure.Figure`` with its own Agg canvas (no pyplot, no global
 state, safe in threads) and saved without the "Software" metadata, so the same data gives the same
-bytes. ``optional_figures`` returns ``{}`` when the ``report`` extra is not installed, so a demo
+bytes. matplotlib is imported only when a figure is drawn (extra ``[report]``); this module sits
+with the foundations so that any area can write a figure without importing the presentation.
+``optional_figures`` returns ``{}`` when the ``report`` extra is not installed, so a demo
 section never fails for want of matplotlib.
 """
 
@@ -22,7 +24,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._optional import have, require
+from ._optional import have, require
 
 __all__ = ["PALETTE", "bars_png", "lines_png", "optional_figures", "png", "table_png"]
 

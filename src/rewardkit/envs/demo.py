@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..demo import Check, Section
-from ..report.plots import bars_png, optional_figures, table_png
-from .checker import check_env
+from .._plotting import bars_png, optional_figures, table_png
+from .._results import Check, Section
+from .conformance import check_env
 from .fuzz import FuzzReport, fuzz
 from .lab import run_lab
 from .library import REQUIRED_KINDS, AdversarialCase, CaseOutcome, build_library, run_case
+from .plots import pareto_png
 from .registry import make, registered
-from .sweep import SweepResult, pareto_png, sweep
+from .sweep import SweepResult, sweep
 
 DEMO_EPISODES = 300
 

@@ -1,4 +1,4 @@
-"""Parameter validation at the edge, with one message template.
+"""Parameter validation at the edge, with one message template (foundations).
 
 "The 'gamma' parameter of score_trajectory must be a float in [0, 1]. Got 1.5."
 """

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin, canonical_json
-from ..demo import Check
+from .._results import Check
 from ..errors import EnvError
 from .core import Env, Verdict
 from .protocol import tool_specs
