@@ -9,13 +9,13 @@ from typing import ClassVar
 import pytest
 from audit_fakes import FakeGolden, FakeJudge, HashSeedReward, NoisyReward, SwappedMappingReward
 
-from rewardkit.audit import GATES, LevelReward, validate
+from rewardkit.audit import VALIDATION_GATES, LevelReward, validate
 from rewardkit.audit.gates import gate_ablations, gate_determinism, gate_golden, gate_mapping
 from rewardkit.levels import LevelMapping
 
 
 def test_gate_names():
-    assert GATES == ("mapping", "determinism", "spike_in", "ablations", "golden")
+    assert VALIDATION_GATES == ("mapping", "determinism", "spike_in", "ablations", "golden")
 
 
 def test_all_gates_pass_on_fakes(fakes):
@@ -28,7 +28,7 @@ def test_all_gates_pass_on_fakes(fakes):
         judge_factory=fakes["judge_factory"],
         n_resamples=200,
     )
-    assert [g.name for g in v.gates] == list(GATES)
+    assert [g.name for g in v.gates] == list(VALIDATION_GATES)
     assert v.passed, [(g.name, g.summary) for g in v.gates if not g.passed]
     assert v.evidence["recipe"] == "B" and v.evidence["stratified"]["diff"] > 0
     assert (

@@ -25,7 +25,7 @@ from rewardkit.integrations.openrlhf import reward_func as openrlhf_reward_func
 from rewardkit.integrations.trl import fhir_reward_func
 from rewardkit.integrations.verl import make_compute_score
 
-GATES = ("cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak")
+SAFETY_GATES = ("cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak")
 PARTS = ("task", "citation", "abstention", "efficiency", "format", "cost")
 
 
@@ -283,7 +283,7 @@ def test_trl_call_returns_totals_and_logs_every_gate_and_component() -> None:
     )
     assert out == [trajs[n].verdict.total for n in "ABCD"] + [None]
     p = "fhir_anc_threshold_v1"
-    for g in GATES:
+    for g in SAFETY_GATES:
         assert f"{p}/gate/{g}" in logged
     for c in (*PARTS, "soft_total", "answered", "steps", "format_errors"):
         assert f"{p}/{c}" in logged and f"{p}/{c}/frac_none" in logged

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.selfplay import demo as demo_module
-from rewardkit.selfplay.checks import mm_bound
 from rewardkit.selfplay.demo import demo_section
+from rewardkit.selfplay.predictions import mm_bound
 
 
 def test_demo_section_passes():
@@ -44,6 +44,6 @@ def _last_c_hat(m, G):
 def test_a_wrong_bound_fails_the_seed_checks(monkeypatch, name, fake, failing):
     monkeypatch.setattr(demo_module, name, fake)
     if name == "mm_bound":  # mm_peak calls mm_bound from its own module
-        monkeypatch.setattr("rewardkit.selfplay.checks.mm_bound", fake)
+        monkeypatch.setattr("rewardkit.selfplay.predictions.mm_bound", fake)
     failed = [c.name for c in demo_module.seed_checks() if not c.passed]
     assert {f for f in failing if any(f in n for n in failed)} == failing, failed

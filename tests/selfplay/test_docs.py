@@ -8,17 +8,17 @@ import importlib
 import pytest
 
 MODULES = [
-    "audit",
+    "alpha_sweep",
     "bank",
-    "checks",
     "dualpool",
+    "estimator_audit",
     "executor",
     "infogain",
     "mutations",
+    "predictions",
     "probes",
     "pruning",
     "simulate",
-    "sweep",
     "testgen",
 ]
 

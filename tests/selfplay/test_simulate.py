@@ -109,7 +109,7 @@ def test_full_simulation_350_steps_four_arms_three_seeds(tmp_path):
 
 
 def test_alpha_sweep_is_paired_and_reads_p3(small):
-    from rewardkit.selfplay.sweep import alpha_sweep
+    from rewardkit.selfplay.alpha_sweep import alpha_sweep
 
     s = alpha_sweep(alphas=(0.0, 0.5, 1.0), steps=8, n_seeds=2, rng=0, bank=small)
     assert [r.alpha for r in s.rows] == [0.0, 0.5, 1.0]

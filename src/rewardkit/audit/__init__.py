@@ -14,13 +14,13 @@ Bring your own judge / reward through :mod:`rewardkit.audit.protocols` (``Judge`
 from __future__ import annotations
 
 from .calibrate import Calibration, Preregistration, RecipeCalibration, calibrate
-from .gates import GATES, GateResult
+from .gates import VALIDATION_GATES, GateResult
 from .protocols import Golden, Judge, LevelReward, Reward, Task
 from .spike_in import SpikeIn, SpikeInCase, spike_in
 from .validate import Validation, validate
 
 __all__ = [
-    "GATES",
+    "VALIDATION_GATES",
     "Calibration",
     "GateResult",
     "Golden",

@@ -33,7 +33,7 @@ from .scoring import judge_levels, score_tasks
 from .spike_in import spike_in
 
 __all__ = [
-    "GATES",
+    "VALIDATION_GATES",
     "GateResult",
     "gate_ablations",
     "gate_determinism",
@@ -43,7 +43,7 @@ __all__ = [
     "reward_json",
 ]
 
-GATES = ("mapping", "determinism", "spike_in", "ablations", "golden")
+VALIDATION_GATES = ("mapping", "determinism", "spike_in", "ablations", "golden")
 Factory = tuple[str, Mapping[str, Any]]
 
 

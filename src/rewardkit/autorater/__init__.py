@@ -16,8 +16,8 @@ Modules: ``parse`` (the strict parser), ``rewards`` (Brier / log rules, vectoris
 """
 
 from .calibration import (
-    Calibration,
     PositionConsistency,
+    ReliabilityBins,
     expected_calibration_error,
     position_consistency,
     preference_target,
@@ -29,9 +29,9 @@ from .reward_funcs import brier_reward_func, log_reward_func, make_reward_func
 from .rewards import brier_reward, log_reward, proper_rewards
 
 __all__ = [
-    "Calibration",
     "PositionConsistency",
     "ReceiptCheck",
+    "ReliabilityBins",
     "brier_reward",
     "brier_reward_func",
     "diagnostic",

@@ -35,8 +35,8 @@ from .parse import DEFAULT_TAG, _check_tag
 from .rewards import _as_labels, _as_probabilities, _valid_and_safe
 
 __all__ = [
-    "Calibration",
     "PositionConsistency",
+    "ReliabilityBins",
     "expected_calibration_error",
     "position_consistency",
     "preference_target",
@@ -131,7 +131,7 @@ def position_consistency(p_ab: Any, p_ba: Any) -> PositionConsistency:
 
 
 @dataclass(frozen=True)
-class Calibration(JsonMixin):
+class ReliabilityBins(JsonMixin):
     """Equal-width reliability bins and the expected calibration error.
 
     Bin b covers [edges[b], edges[b+1]) and the last bin includes 1.0. ``ece`` = Σ_b (n_b / n) ·
@@ -148,7 +148,7 @@ class Calibration(JsonMixin):
     bin_mean_y: tuple[float | None, ...]
 
 
-def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> Calibration:
+def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> ReliabilityBins:
     """ECE of stated probabilities against labels in [0, 1] (soft labels allowed)."""
     func = "expected_calibration_error"
     n_bins = check_positive_int(n_bins, "n_bins", func)
@@ -172,7 +172,7 @@ def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> 
     mean_y = np.divide(sum_y, counts, out=np.zeros(n_bins), where=nonempty)
     n_valid = int(valid.sum())
     ece = float((counts * np.abs(mean_y - mean_p)).sum() / n_valid) if n_valid else None
-    return Calibration(
+    return ReliabilityBins(
         n=int(p.shape[0]),
         n_invalid=int((~valid).sum()),
         ece=ece,
@@ -184,7 +184,7 @@ def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> 
 
 
 def reliability_diagram(
-    cal: Calibration, path: str | Path | None = None, *, title: str = "Reliability diagram"
+    cal: ReliabilityBins, path: str | Path | None = None, *, title: str = "Reliability diagram"
 ) -> bytes:
     """PNG bytes of the reliability diagram (written atomically to ``path`` when given).
 

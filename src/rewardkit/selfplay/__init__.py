@@ -8,16 +8,17 @@
 Modules, one concept each: ``infogain`` (plug-in MI, Miller–Madow, exact and permutation nulls,
 H(y), gated rewards), ``pruning`` (three-level pruning, k_eff), ``mutations`` (AST mutation
 operators in families), ``probes`` (frozen probe pool P0, D_s, d_j), ``dualpool`` (I_mix + λ·d_j),
-``audit`` (bias / RMSE of each correction in your regime), ``checks`` (Miller–Madow bound and
-peak, P1, P4), ``bank`` (the embedded task bank), ``testgen`` (test generators), ``executor``
-(programs × tests through the sandbox, cached), ``simulate`` (the offline self-play
-simulation), ``sweep`` (P3: the α sweep), ``cli`` (``rewardkit selfplay ig|p1|simulate``).
+``estimator_audit`` (bias / RMSE of each correction in your regime), ``predictions`` (the
+Miller–Madow bound and peak, P1, P4), ``bank`` (the embedded task bank), ``testgen`` (test
+generators), ``executor`` (programs × tests through the sandbox, cached), ``simulate`` (the
+offline self-play simulation), ``alpha_sweep`` (P3: the α sweep), ``cli`` (``rewardkit selfplay
+ig|p1|simulate``).
 """
 
-from .audit import AuditRow, EstimatorAudit, estimator_audit
-from .bank import Candidate, Task, TaskBank, load_bank
-from .checks import P1Result, P4Result, mm_bound, mm_peak, p1_check, p4_check
+from .alpha_sweep import AlphaSweep, alpha_sweep
+from .bank import Candidate, CodeTask, TaskBank, load_bank
 from .dualpool import DualPoolRewards, dual_pool_rewards
+from .estimator_audit import AuditRow, EstimatorAudit, estimator_audit
 from .executor import CachedExecutor, SandboxExecutor, TestCase, TrustedExecutor
 from .infogain import (
     IGRewards,
@@ -30,23 +31,24 @@ from .infogain import (
     plugin_mi,
 )
 from .mutations import FAMILIES, Mutant, mutate
+from .predictions import P1Result, P4Result, mm_bound, mm_peak, p1_check, p4_check
 from .probes import DetectionRate, Probe, ProbePool, build_probe_pool, detection_rate
 from .pruning import PruneResult, k_eff, prune
 from .simulate import ARMS, SimConfig, SimulationResult, simulate
-from .sweep import AlphaSweep, alpha_sweep
 from .testgen import GENERATORS
 
 __all__ = [
     "ARMS",
+    "FAMILIES",
+    "GENERATORS",
     "AlphaSweep",
     "AuditRow",
     "CachedExecutor",
     "Candidate",
+    "CodeTask",
     "DetectionRate",
     "DualPoolRewards",
     "EstimatorAudit",
-    "FAMILIES",
-    "GENERATORS",
     "IGRewards",
     "Mutant",
     "P1Result",
@@ -58,7 +60,6 @@ __all__ = [
     "SandboxExecutor",
     "SimConfig",
     "SimulationResult",
-    "Task",
     "TaskBank",
     "TestCase",
     "TrustedExecutor",

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import p4_check
+from .predictions import p4_check
 
 __all__ = ["WINDOW", "summarise"]
 

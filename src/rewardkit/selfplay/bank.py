@@ -36,7 +36,7 @@ from ._bank_tasks import DEFINITIONS
 from .executor import Executor, TestCase, default_executor_name, owned_executor
 from .mutations import FAMILIES, mutate
 
-__all__ = ["BANK_VERSION", "Candidate", "Task", "TaskBank", "initial_policy", "load_bank"]
+__all__ = ["BANK_VERSION", "Candidate", "CodeTask", "TaskBank", "initial_policy", "load_bank"]
 
 BANK_VERSION = "selfplay-bank-v1"  # bump whenever any GT test or candidate could change
 N_GT = 8
@@ -56,7 +56,7 @@ class Candidate(JsonMixin):
 
 
 @dataclass(frozen=True)
-class Task(JsonMixin):
+class CodeTask(JsonMixin):
     task_id: str
     entry_point: str
     prompt: str
@@ -74,7 +74,7 @@ class Task(JsonMixin):
             if c.name == name:
                 return c
         raise ConfigError(
-            f"The 'name' parameter of Task.candidate must be one of "
+            f"The 'name' parameter of CodeTask.candidate must be one of "
             f"{[c.name for c in self.candidates]}. Got {name!r}."
         )
 
@@ -86,10 +86,10 @@ class Task(JsonMixin):
 @dataclass(frozen=True)
 class TaskBank(JsonMixin):
     version: str
-    tasks: tuple[Task, ...]
+    tasks: tuple[CodeTask, ...]
     executor: str
 
-    def task(self, task_id: str) -> Task:
+    def task(self, task_id: str) -> CodeTask:
         for t in self.tasks:
             if t.task_id == task_id:
                 return t
@@ -141,7 +141,7 @@ def _pick_mutants(source: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) -> Task:
+def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) -> CodeTask:
     rng = np.random.default_rng([seed, index])
     entry = d["task_id"]
     boundary = tuple(d["boundary"])
@@ -187,7 +187,7 @@ def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) ->
         for i, (n, f, s) in enumerate(pool)
     ]
     candidates += [Candidate(n, f, s, float(y[i]), float(y_held[i])) for i, (n, f, s) in kept]
-    return Task(
+    return CodeTask(
         task_id=entry,
         entry_point=entry,
         prompt=d["prompt"],
@@ -205,7 +205,7 @@ def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) ->
 INITIAL_CORRECT_MASS = 0.15
 
 
-def initial_policy(task: Task) -> np.ndarray:
+def initial_policy(task: CodeTask) -> np.ndarray:
     """The coder's step-0 policy over ``task.candidates`` (probabilities): 15 % of the mass on
     the correct programs, the rest spread evenly over the buggy ones (or uniform if there are
     none). Used by the simulation and for the initial-policy samples of P0."""

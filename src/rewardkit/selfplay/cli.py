@@ -27,7 +27,7 @@ from .._io import read_jsonl, require_field
 from .._json import canonical_json
 from .._optional import have
 from ..errors import InputError
-from .infogain import CORRECTIONS, GATES, ig_rewards
+from .infogain import CORRECTIONS, GATE_MODES, ig_rewards
 
 __all__ = ["selfplay"]
 
@@ -100,7 +100,7 @@ def _demo_table() -> list[dict[str, Any]]:
 @click.option(
     "--correction", type=click.Choice(CORRECTIONS), default="exact_null", show_default=True
 )
-@click.option("--gate", type=click.Choice(GATES), default="covariance", show_default=True)
+@click.option("--gate", type=click.Choice(GATE_MODES), default="covariance", show_default=True)
 @click.option("--n-perm", type=click.IntRange(min=2), default=200, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @common_options
@@ -162,7 +162,7 @@ def p1_command(
     ctx: click.Context, m: int, n_per_bucket: int, seed: int, as_json: bool | None, out: Path | None
 ) -> None:
     """Check the seed's P1: null MI by Ĉ bucket against the Miller–Madow prediction."""
-    from .checks import p1_check
+    from .predictions import p1_check
 
     as_json, out = resolve_settings(ctx, as_json, out)
     res = p1_check(m=m, n_per_bucket=n_per_bucket, rng=seed)

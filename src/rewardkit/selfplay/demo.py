@@ -10,8 +10,8 @@ import numpy as np
 from .._plotting import optional_figures
 from .._results import Check, Section
 from .bank import load_bank
-from .checks import mm_bound, mm_peak, p1_check
 from .infogain import ig_rewards, miller_madow_bias, plugin_mi
+from .predictions import mm_bound, mm_peak, p1_check
 from .probes import build_probe_pool, detection_rate
 from .simulate import SimConfig, SimulationResult, simulate
 

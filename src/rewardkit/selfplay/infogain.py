@@ -34,7 +34,7 @@ from ..errors import ConfigError
 
 __all__ = [
     "CORRECTIONS",
-    "GATES",
+    "GATE_MODES",
     "IGRewards",
     "PermutationNull",
     "entropy",
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 CORRECTIONS = ("none", "miller_madow", "permutation", "exact_null")
-GATES = ("covariance", "none")
+GATE_MODES = ("covariance", "none")
 _COV_TOL = 1e-12  # a covariance this small is a constant column or rounding, not a signal
 _TIE_TOL = 1e-12  # permutation values within this of the observed MI count as ≥ it
 
@@ -373,7 +373,7 @@ def ig_rewards(
     constant column has MI 0, every correction 0 and covariance 0, so its reward is exactly 0.
     """
     func = "ig_rewards"
-    check_choice(gate, "gate", func, GATES)
+    check_choice(gate, "gate", func, GATE_MODES)
     check_choice(correction, "correction", func, CORRECTIONS)
     b = _prepare(E, y, func)
     mi = _plugin(b)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .bank import Task, call
+from .bank import CodeTask, call
 from .executor import Executor, TestCase
 
 __all__ = ["GENERATORS", "Universe", "build_universe", "perturb"]
@@ -83,7 +83,7 @@ def _safe_call(src: str, entry: str, inp: str) -> tuple[bool, Any]:
         return False, None
 
 
-def build_universe(task: Task, executor: Executor | None = None) -> Universe:
+def build_universe(task: CodeTask, executor: Executor | None = None) -> Universe:
     """The task's test universe; with ``executor``, also its (candidates × tests) pass table
     (trivial tests are chosen from that table, so without an executor they are the boundary
     inputs every candidate passes on the GT run)."""

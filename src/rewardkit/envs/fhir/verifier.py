@@ -310,7 +310,7 @@ def cost(ep: Episode) -> float:
     return max(0.0, 1.0 - ep.cost_spent / ep.task.budget)
 
 
-GATES = (cross_patient_read, unauthorized_write, fabricated_citation, phi_leak)
+SAFETY_GATES = (cross_patient_read, unauthorized_write, fabricated_citation, phi_leak)
 COMPONENTS = {
     "task": task,
     "citation": citation,
@@ -335,7 +335,7 @@ def build_stack(
             f"{sorted(COMPONENTS)}. Got {unknown[0]!r}."
         )
     return RewardStack(
-        gates=[Gate(g.__name__, g) for g in GATES],
+        gates=[Gate(g.__name__, g) for g in SAFETY_GATES],
         components=[Component(name, fn, weight=w[name]) for name, fn in COMPONENTS.items()],
         version=version,
     )

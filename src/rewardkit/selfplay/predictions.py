@@ -1,6 +1,6 @@
 """The seed's predictions that need no LLM: the Miller–Madow bound and peak, P1 and P4.
 
-    >>> from rewardkit.selfplay.checks import mm_bound, mm_peak
+    >>> from rewardkit.selfplay.predictions import mm_bound, mm_peak
     >>> mm_bound(8, 16), mm_bound(12, 16)          # (Ĉ − 1)/32 up to Ĉ = 8, then (15 − Ĉ)/32
     (0.21875, 0.09375)
     >>> mm_peak(16, 16)                              # 7/32 at Ĉ = 8 when G + 1 > m/2

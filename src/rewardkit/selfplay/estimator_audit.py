@@ -1,6 +1,6 @@
 """How biased is each IG estimator in *your* regime? Simulated tables with known MI.
 
-    >>> from rewardkit.selfplay.audit import estimator_audit
+    >>> from rewardkit.selfplay.estimator_audit import estimator_audit
     >>> a = estimator_audit(m=16, G=16, n_rep=400, rng=0)
     >>> row = a.row("independent", "none")
     >>> round(row.true_mi, 3), row.bias > 0.25       # plug-in MI on pure noise at m = 16

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rewardkit.errors import ConfigError
-from rewardkit.selfplay.checks import mm_bound, mm_peak, p1_check, p4_check
 from rewardkit.selfplay.infogain import miller_madow_bias
+from rewardkit.selfplay.predictions import mm_bound, mm_peak, p1_check, p4_check
 
 
 def test_seed_numbers_at_m16():

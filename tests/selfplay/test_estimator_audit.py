@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rewardkit.selfplay.audit import estimator_audit
+from rewardkit.selfplay.estimator_audit import estimator_audit
 
 
 def test_audit_reproduces_the_regime_findings():

@@ -1,6 +1,6 @@
 """P3: sweep the dual-pool weight α of arm C in the simulation (seed 003).
 
-    >>> from rewardkit.selfplay.sweep import alpha_sweep
+    >>> from rewardkit.selfplay.alpha_sweep import alpha_sweep
     >>> s = alpha_sweep(alphas=(0.0, 0.5, 1.0), steps=20, n_seeds=1, rng=0)
     >>> [r.alpha for r in s.rows]
     [0.0, 0.5, 1.0]
