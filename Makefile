@@ -17,7 +17,7 @@ $(VENV)/.installed-%: pyproject.toml constraints.txt | $(PY)
 	@touch $@
 
 # What each command installs: the demo needs the report extra; tests also run the optional paths.
-DEMO_EXTRAS := report
+DEMO_EXTRAS := report,sandbox
 TEST_EXTRAS := test,report,torch,trl,ray,fhir,sandbox
 
 demo: $(VENV)/.installed-$(DEMO_EXTRAS)

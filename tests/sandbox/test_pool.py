@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import functools
+import ctypes
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from rewardkit._optional import have
 from rewardkit.errors import RewardkitError
-from rewardkit.sandbox import Sandbox, Status, TestCase, _pool
+from rewardkit.sandbox import Sandbox, SandboxWarning, Status, TestCase, _confine, _pool
 
 TESTS = [TestCase(f"({k},)", f"{k * 2}") for k in range(4)]
 
@@ -90,6 +87,34 @@ def test_workers_stay_small():
         assert all(0 < kb < 64 * 1024 for kb in box._pool.worker_peak_kb)
 
 
+def test_worker_peak_is_its_own_not_the_callers():
+    """Issue 19: the worker's peak must not inherit the caller's.  ``ru_maxrss`` carries the
+    peak of the address space replaced at exec, so a worker spawned by a 200 MiB caller
+    reported 200 MiB.  The caller here is made large on purpose, whatever ran before."""
+    ballast = bytearray(200 << 20)
+    ballast[:: 1 << 12] = b"x" * len(ballast[:: 1 << 12])  # touched: resident
+    try:
+        with Sandbox(timeout_s=1.0, memory_mb=256, workers=1) as box:
+            box.run(["def f(x):\n    return 2 * x\n"] * 2, TESTS, entry_point="f")
+            peaks = box._pool.worker_peak_kb
+    finally:
+        del ballast
+    assert all(0 < kb < 64 * 1024 for kb in peaks), peaks
+
+
+def test_a_program_s_memory_is_not_the_worker_s():
+    """A program that touches 150 MiB runs in a forked child: the worker's peak stays small."""
+    prog = (
+        "def f(x):\n    b = bytearray(150 * 2**20)\n    b[::4096] = b'x' * len(b[::4096])\n"
+        "    return 2 * x\n"
+    )
+    with Sandbox(timeout_s=2.0, memory_mb=256, workers=1) as box:
+        table = box.run([prog], TESTS[:1], entry_point="f")
+        peaks = box._pool.worker_peak_kb
+    assert Status(table.status[0, 0]) == Status.PASS
+    assert all(0 < kb < 64 * 1024 for kb in peaks), peaks
+
+
 def test_a_lost_worker_is_replaced():
     progs = ["def f(x):\n    return 2 * x\n"] * 6
     with Sandbox(timeout_s=1.0, workers=2) as box:
@@ -114,25 +139,65 @@ def test_close_leaves_nothing_running():
 
 
 def test_isolation_is_reported(sb):
+    """Strict (the default) verifies its levels in every worker and reports them in the table."""
     levels = sb.isolation
     assert levels[0] == "rlimits"
+    assert "seccomp-allowlist" in levels and "reads-confined" in levels
+    assert ("bwrap" in levels) != (sb._pool.plan.confinement == "landlock")
+    if "bwrap" in levels:
+        assert {"pid-ns", "ipc-ns", "net-ns"} <= set(levels)
     if os.geteuid() == 0:
         assert "uid-drop" in levels
-        assert ("bwrap" in levels) != ("unshare" in levels)  # one namespace level, never both
-    # The strong paths are active wherever they are installed (CI installs bubblewrap).
-    if os.geteuid() == 0 and shutil.which("bwrap"):
-        assert "bwrap" in levels
-    if have("pyseccomp"):
-        assert "seccomp" in levels
     table = sb.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
     assert table.isolation == levels
     np.testing.assert_array_equal(table.passed, True)
+    report = sb.isolation_report()
+    assert report["mode"] == "strict" and report["levels"] == list(levels)
+    assert report["seccomp"].startswith("allow-list")
 
 
-def test_basic_isolation_leaves_out_bwrap_and_seccomp():
-    with Sandbox(timeout_s=1.0, workers=1, isolation="basic") as box:
-        assert "bwrap" not in box.isolation and "seccomp" not in box.isolation
+def test_basic_isolation_is_an_explicit_warned_opt_in():
+    with pytest.warns(SandboxWarning, match="not safe|Do not use it for untrusted code"):
+        box = Sandbox(timeout_s=1.0, workers=1, isolation="basic")
+    with box:
         assert box.isolation[0] == "rlimits"
+        assert not {"bwrap", "landlock", "seccomp-allowlist"} & set(box.isolation)
+        assert box.isolation_report()["confinement"] == "none"
+
+
+def test_strict_refuses_to_start_without_confinement_and_says_what_to_install(monkeypatch):
+    """No bwrap (neither the wheel nor PATH) and a kernel without Landlock: strict refuses,
+    naming both and how to install them, instead of running programs unconfined."""
+    monkeypatch.setattr(_confine, "find_bwrap", lambda: (None, ""))
+    monkeypatch.setattr(_confine, "landlock_abi", lambda libc: 0)
+    with pytest.raises(RewardkitError) as err:
+        Sandbox(timeout_s=1.0, workers=1).start()
+    msg = str(err.value)
+    assert "isolation='strict'" in msg and "bubblewrap" in msg and "Landlock" in msg
+    assert "pip install 'rewardkit[sandbox]'" in msg and "isolation='basic'" in msg
+
+
+def test_strict_refuses_without_the_seccomp_allowlist(monkeypatch):
+    def missing():
+        raise ImportError("No module named 'pyseccomp'")
+
+    monkeypatch.setattr(_confine, "build_allowlist_bpf", missing)
+    with pytest.raises(RewardkitError, match="seccomp: the pyseccomp bindings"):
+        Sandbox(timeout_s=1.0, workers=1).start()
+
+
+def test_a_bwrap_that_cannot_start_falls_back_to_landlock_and_says_so(monkeypatch):
+    """bwrap present but refused (here: /bin/false) → Landlock confines, and the report names
+    why bwrap is not used.  Nothing silently weaker: the same strict levels are verified."""
+    monkeypatch.setattr(_confine, "find_bwrap", lambda: ("/bin/false", "test"))
+    if _confine.landlock_abi(ctypes.CDLL(None, use_errno=True)) < _confine.LANDLOCK_MIN_ABI:
+        pytest.skip("this kernel has no Landlock ABI 6")
+    with Sandbox(timeout_s=1.0, workers=1) as box:
+        report = box.isolation_report()
+        table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
+    assert report["confinement"] == "landlock" and "landlock" in table.isolation
+    assert any("/bin/false" in m for m in report["missing"])
+    assert (table.status == Status.PASS).all()
 
 
 # ------------------------------------------------------- workers that die before the handshake
@@ -146,7 +211,7 @@ class _DeadOnArrival:
         self.real = subprocess.Popen
 
     def __call__(self, cmd, **kw):
-        worker = str(_pool.WORKER) in cmd and (not self.only_bwrap or cmd[0] == "bwrap")
+        worker = str(_pool.WORKER) in cmd and (not self.only_bwrap or "--unshare-pid" in cmd)
         doomed = worker and (self.left is None or self.left > 0)
         if doomed:
             if self.left is not None:
@@ -166,20 +231,10 @@ def test_a_worker_dead_before_its_handshake_is_restarted(monkeypatch):
     with Sandbox(timeout_s=1.0, workers=2) as box:
         table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
         assert len(box._pool.workers) == 2
-        if os.geteuid() == 0 and shutil.which("bwrap"):
-            assert "bwrap" in box.isolation  # one early death is retried, not taken as a refusal
+        assert "seccomp-allowlist" in box.isolation  # one early death is retried
     assert (table.status == Status.PASS).all()
     assert doa.left == 0 and len(doa.started) >= 3
     assert all(p.poll() is not None for p in doa.started)  # nothing left running
-
-
-@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap is not installed")
-def test_bwrap_that_never_starts_falls_back_and_says_so(monkeypatch):
-    monkeypatch.setattr(subprocess, "Popen", _DeadOnArrival(None, only_bwrap=True))
-    with Sandbox(timeout_s=1.0, workers=2) as box:
-        assert "bwrap" not in box.isolation
-        table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
-    assert (table.status == Status.PASS).all()
 
 
 def test_workers_that_never_start_give_a_clear_error(monkeypatch):
@@ -200,16 +255,6 @@ FORKER = (
 )
 
 
-class _Proxy:
-    """A module as ``_pool`` sees it, with a few attributes replaced."""
-
-    def __init__(self, module, **attrs):
-        self._module, self._attrs = module, attrs
-
-    def __getattr__(self, name):
-        return self._attrs[name] if name in self._attrs else getattr(self._module, name)
-
-
 def _free_uid() -> int:
     used = set()
     for name in os.listdir("/proc"):
@@ -219,25 +264,29 @@ def _free_uid() -> int:
     return next(u for u in range(61000, 62000) if u not in used)
 
 
-def test_processes_are_capped_without_a_uid_drop(monkeypatch):
+def _as_ordinary_user(box: Sandbox) -> int:
+    """As root, make ``box`` start its workers as a free uid, the way an ordinary user's would
+    run (the interpreter must be one that uid can execute); returns the uid in force."""
+    if os.geteuid() != 0:
+        return os.getuid()
+    python = "/usr/bin/python3"  # the venv's interpreter may sit under a private /root
+    if not os.access(python, os.X_OK):
+        pytest.skip("no system python3 to run an unprivileged worker with")
+    box._as_uid, box._python = _free_uid(), os.path.realpath(python)
+    return box._as_uid
+
+
+def test_processes_are_capped_without_a_uid_drop_nonroot_path():
     """Without the uid drop (not root) and without seccomp (isolation="basic"), a fork bomb
     still stops at the cap: the uid's task count plus a margin.  As root the test plays an
-    unprivileged user: the pool believes it is not root and its workers run as a free uid."""
-    uid = os.getuid()
-    if os.geteuid() == 0:
-        python = "/usr/bin/python3"  # the venv's interpreter may sit under a private /root
-        if not os.access(python, os.X_OK):
-            pytest.skip("no system python3 to run an unprivileged worker with")
-        uid = _free_uid()
-        fake_os = _Proxy(os, geteuid=lambda: uid, getuid=lambda: uid)
-        monkeypatch.setattr(_pool, "os", fake_os)
-        monkeypatch.setattr(_pool, "sys", _Proxy(sys, executable=python))
-        as_user = functools.partial(subprocess.Popen, user=uid, group=uid, extra_groups=[])
-        monkeypatch.setattr(subprocess, "Popen", as_user)
+    unprivileged user: its workers run as a free uid."""
     # One child runs both tests, and the processes it forked live on until the row ends.
     tests = [TestCase(f"({_pool.NPROC_MARGIN // 2},)", "32"), TestCase("(300,)", "300")]
-    with Sandbox(timeout_s=5.0, memory_mb=256, workers=1, isolation="basic") as box:
-        assert "uid-drop" not in box.isolation and "seccomp" not in box.isolation
+    with pytest.warns(SandboxWarning):
+        box = Sandbox(timeout_s=5.0, memory_mb=256, workers=1, isolation="basic")
+    uid = _as_ordinary_user(box)
+    with box:
+        assert "uid-drop" not in box.isolation and "seccomp-allowlist" not in box.isolation
         table = box.run([FORKER], tests, entry_point="f")
     # A program that needs a few processes is not hindered by the cap ...
     assert Status(table.status[0, 0]) == Status.PASS, list(table.detail[0])
@@ -249,6 +298,21 @@ def test_processes_are_capped_without_a_uid_drop(monkeypatch):
         assert not [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == uid], (
             "a process of the test uid outlived the sandbox"
         )
+
+
+def test_strict_runs_unprivileged_nonroot_path():
+    """The default strict sandbox started by an ordinary user (no root, no uid drop): bwrap in
+    a user namespace, or Landlock; the same strict levels hold."""
+    box = Sandbox(timeout_s=2.0, memory_mb=256, workers=1)
+    uid = _as_ordinary_user(box)
+    with box:
+        levels = box.isolation
+        table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
+        report = box.isolation_report()
+    assert "uid-drop" not in levels and "seccomp-allowlist" in levels
+    assert "reads-confined" in levels
+    assert report["uid"].startswith(f"{uid} ")
+    assert (table.status == Status.PASS).all(), list(table.detail[0])
 
 
 def _owner(pid: str) -> int:

@@ -11,7 +11,7 @@ See docs/sandbox.md for the design, the isolation levels and the measured speed.
 
 from __future__ import annotations
 
-from .core import Sandbox
+from .core import Sandbox, SandboxWarning
 from .table import ExecutionTable, Status, TestCase, graded_correctness
 
-__all__ = ["ExecutionTable", "Sandbox", "Status", "TestCase", "graded_correctness"]
+__all__ = ["ExecutionTable", "Sandbox", "SandboxWarning", "Status", "TestCase", "graded_correctness"]

@@ -19,8 +19,12 @@ import time
 from typing import Any
 
 try:
+    from ._filter import patch_pid
+    from ._landlock import restrict_self
     from ._values import Unserialisable, canon
 except ImportError:  # run by the zygote as a plain script, not as part of the package
+    from _filter import patch_pid  # type: ignore[no-redef]
+    from _landlock import restrict_self  # type: ignore[no-redef]
     from _values import Unserialisable, canon  # type: ignore[no-redef]
 
 __all__ = [
@@ -53,9 +57,12 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def setup_child(cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None) -> int:
+def setup_child(
+    cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None, ruleset: int = -1
+) -> int:
     """Confine the freshly forked child; returns the record fd (moved to 3). Runs before any
-    program code, so every limit is in place when the program starts."""
+    program code, so every limit is in place when the program starts.  ``ruleset`` is the
+    worker's Landlock ruleset (-1: none); the seccomp allow-list comes last."""
     os.setsid()  # own process group: the zygote kills the whole group
     if libc is not None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -64,7 +71,9 @@ def setup_child(cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None) -> 
         os.dup2(devnull, fd)  # stdin empty, stdout/stderr floods go nowhere
     if wfd != 3:
         os.dup2(wfd, 3)
-    os.closerange(4, 1 << 16)
+    if ruleset >= 0:
+        os.dup2(ruleset, 4)
+    os.closerange(5 if ruleset >= 0 else 4, 1 << 16)
     os.chdir(cfg["workdir"])
     mem = cfg["memory_mb"] << 20
     cpu = int((n_tests + 1) * cfg["timeout_s"]) + 2
@@ -88,10 +97,14 @@ def setup_child(cfg: dict, wfd: int, n_tests: int, libc: ctypes.CDLL | None) -> 
         os.setgroups([])
         os.setgid(cfg["uid"])
         os.setuid(cfg["uid"])
+    if ruleset >= 0 and libc is not None:
+        restrict_self(libc, 4)  # a fresh Landlock domain: this program's alone
+        os.close(4)
     if cfg["bpf"] and libc is not None:
-        _load_seccomp(libc, bytes.fromhex(cfg["bpf"]))
+        _load_seccomp(libc, patch_pid(bytes.fromhex(cfg["bpf"]), os.getpid()))
     os.environ.clear()
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]})
+    sys.path.extend(cfg.get("syspath", ()))  # where the allowed packages live (read-only)
     return 3
 
 
@@ -206,5 +219,5 @@ def is_cell_record(rec: object, expect_idx: int) -> bool:
         and type(dur) is float
         and type(cpu) is float
         and type(payload) is str
-        and (kind == "V" or len(payload) <= 200)
+        and len(payload) <= (TEXT_CAP if kind == "V" else 200)  # larger values travel as H
     )

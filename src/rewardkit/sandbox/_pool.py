@@ -13,10 +13,7 @@ import json
 import os
 import select
 import selectors
-import shutil
 import subprocess
-import sys
-import tempfile
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -25,62 +22,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import RewardkitError
+from ._confine import INSTALL_HINT, plan
 
-__all__ = ["LEVEL_ORDER", "LocalPool", "build_seccomp_bpf"]
+__all__ = ["LEVEL_ORDER", "LocalPool"]
 
 WORKER = Path(__file__).with_name("_worker.py")
-LEVEL_ORDER = ("rlimits", "uid-drop", "unshare", "bwrap", "seccomp")
+LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "ipc-ns", "net-ns", "bwrap",
+               "reads-confined", "write-cap", "landlock", "seccomp-allowlist")  # fmt: skip
+# What "strict" must verify in every worker before it runs anything.
+STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),
+                "landlock": ("landlock", "reads-confined", "seccomp-allowlist")}  # fmt: skip
 IN_FLIGHT = 2  # jobs queued per worker, so it never waits for the next one
-BWRAP_ARGS = (
-    "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
-    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-    "--die-with-parent", "--new-session",
-)  # fmt: skip
-# No --unshare-user: inside a user namespace root could still fork past RLIMIT_NPROC.
 ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # fmt: skip
-
-DENIED = ("fork", "vfork", "execve", "execveat", "socket", "socketpair", "connect", "bind",
-          "listen", "accept", "accept4", "kill", "ptrace", "unshare", "setns", "mount", "umount2",
-          "chroot", "pivot_root", "reboot", "process_vm_writev")  # fmt: skip
 Cell = tuple[int, int, str, float, str]  # (row, test index, kind, duration_s, payload)
 NPROC_DROPPED = 64  # RLIMIT_NPROC of uid 65534 after the drop, threads included
 NPROC_MARGIN = 64  # without the drop: tasks a program may add to the uid's current count
 NPROC_PER_WORKER = 4  # bwrap, its pid-1 init, the zygote and its current child
 
 
-def build_seccomp_bpf() -> str:
-    """The seccomp filter as raw BPF (hex), built with pyseccomp; "" when it is not installed.
-
-    Denied with EPERM: new processes (fork, vfork, clone without CLONE_THREAD), exec, sockets,
-    kill, ptrace, namespaces, mounts, chroot, reboot.  clone3 answers ENOSYS so that glibc falls
-    back to clone for threads (denying it with EPERM breaks ``threading``)."""
-    try:
-        import pyseccomp as sc
-    except (ImportError, OSError):
-        return ""
-    import errno
-
-    f = sc.SyscallFilter(defaction=sc.ALLOW)
-    deny = sc.ERRNO(errno.EPERM)
-    for name in DENIED:
-        f.add_rule(deny, name)
-    f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, 0x00010000, 0))  # no CLONE_THREAD
-    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
-    with tempfile.TemporaryFile() as fh:
-        f.export_bpf(fh)
-        fh.seek(0)
-        return fh.read().hex()
+def _host_namespaces() -> dict[str, str]:
+    out = {}
+    for ns in ("user", "pid", "ipc", "net"):
+        with suppress(OSError):
+            out[ns] = os.readlink(f"/proc/self/ns/{ns}")
+    return out
 
 
-def _rebind_under_tmp() -> list[str]:
-    """bwrap gives the worker a private, empty /tmp; when the interpreter or this package live
-    under /tmp (a checkout or virtual environment there), bind them back, read-only."""
-    args: list[str] = []
-    for path in sorted({os.path.dirname(os.path.abspath(sys.executable)), str(WORKER.parent)}):
-        if path == "/tmp" or path.startswith("/tmp/"):
-            args += ["--ro-bind", path, path]
-    return args
+def _canary(read: Sequence[str]) -> str:
+    """A host file that exists and lies outside the readable paths: a probe child must not be
+    able to open it."""
+    for path in ("/etc/passwd", "/etc/hostname", str(Path(__file__).parents[3] / "README.md")):
+        if os.path.exists(path) and not any(path.startswith(p + "/") for p in read):
+            return path
+    return ""
 
 
 def uid_tasks(uid: int) -> int:
@@ -105,14 +80,23 @@ def uid_tasks(uid: int) -> int:
     return n
 
 
-def nproc_cap(drops_uid: bool, workers: int) -> int:
+def _is_package(path: str, packages: tuple[str, ...]) -> bool:
+    return os.path.basename(path) in packages
+
+
+def nproc_cap(drops_uid: bool, workers: int, as_uid: int | None = None) -> int:
     """``RLIMIT_NPROC`` of every child.  After the drop to 65534: ``NPROC_DROPPED``.  Without it
     the kernel counts all tasks of *our* uid, so the cap is that count now plus a margin: the
     workers' own processes and ``NPROC_MARGIN`` for the program.  A fork or thread bomb then
     stops within ``NPROC_MARGIN`` tasks, whatever else isolates it (seccomp, bwrap) or not."""
     if drops_uid:
         return NPROC_DROPPED
-    return uid_tasks(os.getuid()) + NPROC_PER_WORKER * workers + NPROC_MARGIN
+    uid = os.getuid() if as_uid is None else as_uid
+    return uid_tasks(uid) + NPROC_PER_WORKER * workers + NPROC_MARGIN
+
+
+class _NotConfined(RewardkitError):
+    """A strict worker could not verify a level it needs."""
 
 
 @dataclass
@@ -125,10 +109,8 @@ class _Job:
 class _Worker:
     """One zygote process and the jobs it holds."""
 
-    def __init__(self, cfg: dict, use_bwrap: bool) -> None:
-        cmd = [sys.executable, "-I", "-S", "-B", str(WORKER)]
-        if use_bwrap:
-            cmd = ["bwrap", *BWRAP_ARGS, *_rebind_under_tmp(), "--", *cmd]
+    def __init__(self, cfg: dict, prefix: list[str], python: str, popen_kw: dict) -> None:
+        cmd = [*prefix, python, "-I", "-S", "-B", str(WORKER)]
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -136,6 +118,7 @@ class _Worker:
             stderr=subprocess.DEVNULL,
             env=ENV,
             start_new_session=True,
+            **popen_kw,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
@@ -207,21 +190,55 @@ class _Worker:
 
 
 class LocalPool:
-    """``workers`` zygotes on this machine (one per core by default)."""
+    """``workers`` zygotes on this machine (one per core by default).
 
-    def __init__(self, timeout_s: float, memory_mb: int, workers: int, isolation: str) -> None:
-        root = os.geteuid() == 0
-        self.use_bwrap = isolation == "auto" and shutil.which("bwrap") is not None
+    ``isolation`` is "strict" (refuse to start unless the plan confines, see ``_confine``) or
+    "basic"; ``prefer`` "auto", "bwrap" or "landlock"; ``packages`` the installed packages
+    programs may import (read-only).  ``as_uid`` (root only, for tests of the unprivileged
+    path) runs the workers as that uid, as an ordinary user would."""
+
+    def __init__(
+        self,
+        timeout_s: float,
+        memory_mb: int,
+        workers: int,
+        isolation: str,
+        *,
+        prefer: str = "auto",
+        packages: tuple[str, ...] = (),
+        as_uid: int | None = None,
+        python: str | None = None,
+    ) -> None:
+        root = os.geteuid() == 0 and as_uid is None
+        self.popen_kw: dict = {}
+        if as_uid is not None:
+            self.popen_kw = {"user": as_uid, "group": as_uid, "extra_groups": []}
+        self.plan = plan(
+            isolation, packages, python=python, prefer=prefer, root=root, as_uid=as_uid
+        )
+        if isolation == "strict" and self.plan.confinement == "none":
+            raise RewardkitError(
+                "Sandbox(isolation='strict') cannot confine programs on this machine: "
+                + "; ".join(self.plan.missing)
+                + f". Install what is missing: {INSTALL_HINT}."
+            )
         self.n = workers
+        read = list(self.plan.read)
         self.cfg = {
             "op": "init",
             "timeout_s": timeout_s,
             "memory_mb": memory_mb,
             "uid": 65534 if root else None,
-            "nproc": nproc_cap(root, workers),  # threads included: caps fork and thread bombs
-            "bpf": build_seccomp_bpf() if isolation == "auto" else "",
-            "unshare": root and not self.use_bwrap,
+            "nproc": nproc_cap(root, workers, as_uid),  # threads included: caps the bombs
+            "bpf": self.plan.bpf,
+            "landlock": self.plan.landlock_abi if self.plan.confinement != "none" else 0,
+            "read": read,
+            "hidden": list(self.plan.hidden),
+            "canary": _canary(read) if self.plan.confinement != "none" else "",
+            "host_ns": _host_namespaces(),
+            "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
+        self.prefix = self.plan.worker_command()
         # Silence longer than this from a busy worker means the worker itself is stuck.
         self.stall_s = 3 * (timeout_s + 0.25 + 0.25 * timeout_s) + 10.0
         self.workers: list[_Worker] = []
@@ -229,38 +246,56 @@ class LocalPool:
         self._start()
 
     def _spawn(self, n: int = 1) -> list[_Worker]:
-        """Start ``n`` workers.  A start that fails (the worker died before or during its
-        handshake) is tried once more; bwrap failing twice means it is not permitted here, so
-        the workers start without it (the isolation levels say so).  Then a clear error."""
-        while True:
-            for _ in range(2):
-                try:
-                    return self._try_spawn(n)
-                except (RewardkitError, OSError):
-                    pass
-            if not self.use_bwrap:
-                raise RewardkitError(
-                    "The sandbox workers failed to start twice: each exited before its "
-                    f"handshake ({sys.executable} -I -S {WORKER})."
-                )
-            self.use_bwrap = False
-            self.cfg["unshare"] = os.geteuid() == 0
+        """Start ``n`` workers; a start that fails (the worker died before or during its
+        handshake) is tried once more, then a clear error."""
+        for _ in range(2):
+            try:
+                return self._try_spawn(n)
+            except _NotConfined:
+                raise
+            except (RewardkitError, OSError):
+                pass
+        raise RewardkitError(
+            "The sandbox workers failed to start twice: each exited before its handshake "
+            f"({' '.join(self.prefix[:1])} {self.plan.python} -I -S {WORKER})."
+        )
 
     def _try_spawn(self, n: int) -> list[_Worker]:
         started: list[_Worker] = []
         try:
             for _ in range(n):
-                started.append(_Worker(self.cfg, use_bwrap=self.use_bwrap))
-            return [w.handshake() for w in started]
+                started.append(_Worker(self.cfg, self.prefix, self.plan.python, self.popen_kw))
+            ready = [w.handshake() for w in started]
         except (RewardkitError, OSError):
             for w in started:
                 w.kill()  # never leave a half-started pool behind
             raise
+        if self.plan.mode == "strict":
+            need = STRICT_NEEDS[self.plan.confinement]
+            for w in ready:
+                lost = [lv for lv in need if lv not in w.levels]
+                if lost:
+                    for v in ready:
+                        v.kill()
+                    raise _NotConfined(
+                        f"Sandbox(isolation='strict'): a worker confined by "
+                        f"{self.plan.confinement} could not verify {', '.join(lost)}; "
+                        "refusing to run programs without them."
+                    )
+        return ready
 
     def _start(self) -> None:
         self.workers = self._spawn(self.n)
-        levels = set(self.workers[0].levels) | ({"bwrap"} if self.use_bwrap else set())
+        levels = set(self.workers[0].levels)
+        if self.plan.confinement == "bwrap":
+            levels.add("bwrap")
+            if self.plan.size_cap:
+                levels.add("write-cap")
         self.isolation = tuple(lv for lv in LEVEL_ORDER if lv in levels)
+
+    def report(self) -> dict:
+        """The isolation report: what the plan chose and what the workers verified."""
+        return {**self.plan.report(), "levels": list(self.isolation)}
 
     @property
     def worker_rss_kb(self) -> list[int]:
@@ -291,7 +326,7 @@ class LocalPool:
         queue = deque(_Job(r, list(valid)) for r in rows)
         src = dict(zip(rows, programs))
         # The uid's task count drifts (other jobs of the same user): refresh the cap per batch.
-        nproc = nproc_cap(self.cfg["uid"] is not None, self.n)
+        nproc = nproc_cap(self.cfg["uid"] is not None, self.n, self.popen_kw.get("user"))
         tests_msg = {"op": "tests", "inputs": list(inputs), "nproc": nproc}
         for w in self.workers:
             w.send(tests_msg)

@@ -29,11 +29,10 @@ T timeout, M MemoryError, C crash (detail), S syntax error.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
-import resource
 import select
-import shutil
 import signal
 import sys
 import tempfile
@@ -51,6 +50,7 @@ try:
         setup_child,
         write_all,
     )
+    from ._landlock import make_ruleset
     from ._values import parse_literal
 except ImportError:  # run as a plain script by the pool: load the siblings by path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -64,6 +64,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
         setup_child,
         write_all,
     )
+    from _landlock import make_ruleset  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
 
     del sys.path[0]  # programs must not import the sandbox's own modules
@@ -111,9 +112,7 @@ for _module in PRELOAD:
 
 LINE_CAP = 1 << 20  # a child record longer than this is a protocol violation
 PR_SET_CHILD_SUBREAPER = 36
-CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
-MS_REC, MS_PRIVATE = 0x4000, 1 << 18
-SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
+SYS_IO_URING_SETUP = 425
 
 
 # ------------------------------------------------------------------------------ the zygote
@@ -132,65 +131,80 @@ class Zygote:
 
     # ------------------------------------------------------------------ setup and levels
     def start(self) -> list[str]:
+        """Set up once per worker, then verify with a probe child what really holds."""
         levels = ["rlimits"]
+        cfg = self.cfg
         if self.libc is not None:
             self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back to us
-            if self.cfg["unshare"] and self._unshare():
-                levels.append("unshare")
-        self.cfg["workdir"] = tempfile.mkdtemp(prefix="rk-sandbox-")
-        if self.cfg["uid"] is not None:
-            os.chown(self.cfg["workdir"], self.cfg["uid"], self.cfg["uid"])
-        os.chmod(self.cfg["workdir"], 0o700)
-        uid, blocked = self._probe()
-        if self.cfg["uid"] is not None and uid == self.cfg["uid"]:
+        # Programs get a fresh directory each inside this one (emptied after every program).
+        self.base = tempfile.mkdtemp(prefix="rk-sandbox-")
+        os.chmod(self.base, 0o711 if cfg["uid"] is not None else 0o700)
+        self.serial = 0
+        cfg["workdir"] = self._fresh_dir()
+        self.ruleset = -1
+        if cfg.get("landlock", 0) and self.libc is not None:
+            fd, _ = make_ruleset(
+                self.libc, cfg["landlock"], cfg["read"], [self.base], cfg["hidden"],
+                cfg["syspath"]
+            )  # fmt: skip
+            self.ruleset = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)  # clear of fds 0-4
+            os.close(fd)
+        for ns in ("user", "pid", "ipc", "net"):
+            host = cfg.get("host_ns", {}).get(ns)
+            with suppress(OSError):
+                if host and os.readlink(f"/proc/self/ns/{ns}") != host:
+                    levels.append(f"{ns}-ns")
+        probe = self._probe()
+        if cfg["uid"] is not None and probe.get("uid") == cfg["uid"]:
             levels.append("uid-drop")
-        if not (self.cfg["uid"] is not None and uid == self.cfg["uid"]):
-            self.cfg["uid"] = None  # the drop failed: report it, do not pretend
-        if self.cfg["bpf"] and blocked:
-            levels.append("seccomp")
-        elif self.cfg["bpf"]:
-            self.cfg["bpf"] = ""
+        elif cfg["uid"] is not None:
+            cfg["uid"] = None  # the drop failed: report it, do not pretend
+        if probe.get("hidden"):
+            levels.append("reads-confined")
+        if self.ruleset >= 0 and probe.get("landlock"):
+            levels.append("landlock")
+        if cfg["bpf"] and probe.get("fork_blocked") and probe.get("io_uring_blocked"):
+            levels.append("seccomp-allowlist")
         return levels
 
-    def _unshare(self) -> bool:
-        """Without bwrap, as root: private network, IPC and mount namespaces; in the mount
-        namespace every mount turns read-only and /tmp, /dev/shm become fresh root-owned tmpfs
-        (mode 0755: only the per-program work directory is writable)."""
-        assert self.libc is not None
-        host_ns = os.readlink("/proc/self/ns/mnt")
-        if self.libc.unshare(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC) != 0:
-            return False
-        if os.readlink("/proc/self/ns/mnt") == host_ns:
-            return False  # not in a private mount namespace: never touch a mount
-        if self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-            return False  # without private propagation nothing below may reach the host
-        attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY, 0, 0, 0)
-        if self.libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, attr, 32) != 0:
-            return False
-        ok = True
-        for path in (b"/tmp", b"/dev/shm"):
-            if os.path.isdir(path):
-                opts = b"size=256m,mode=0755"
-                ok = ok and self.libc.mount(b"tmpfs", path, b"tmpfs", 0, opts) == 0
-        return ok
+    def _fresh_dir(self) -> str:
+        self.serial += 1
+        path = os.path.join(self.base, f"p{self.serial}")
+        os.mkdir(path, 0o700)
+        if self.cfg["uid"] is not None:
+            os.chown(path, self.cfg["uid"], self.cfg["uid"])
+        return path
 
-    def _probe(self) -> tuple[int, bool]:
-        """Fork a child with the full setup: which uid did it get, does seccomp block fork?"""
+    def _probe(self) -> dict:
+        """Fork a child with the full setup and ask it what holds: its uid, whether fork and
+        io_uring are refused, whether a host file outside the readable paths is hidden, and
+        whether Landlock refuses a directory listing of /."""
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(r)
-                fd = setup_child(self.cfg, w, 1, self.libc)
+                fd = setup_child(self.cfg, w, 1, self.libc, self.ruleset)
+                out: dict = {"uid": os.getuid()}
                 try:
                     child = os.fork()
                     if child == 0:
                         os._exit(0)
                     os.waitpid(child, 0)
-                    blocked = False
+                    out["fork_blocked"] = False
                 except PermissionError:
-                    blocked = True
-                write_all(fd, json.dumps([os.getuid(), blocked]).encode())
+                    out["fork_blocked"] = True
+                if self.libc is not None:
+                    params = ctypes.create_string_buffer(120)
+                    rc = self.libc.syscall(ctypes.c_long(SYS_IO_URING_SETUP), 8, params)
+                    out["io_uring_blocked"] = rc < 0 and ctypes.get_errno() == 1  # EPERM
+                canary = self.cfg.get("canary", "")
+                out["hidden"] = bool(canary) and not _readable(canary)
+                out["landlock"] = not _readable("/", listing=True)
+                write_all(fd, json.dumps(out).encode())
+            except BaseException as e:
+                with suppress(BaseException):
+                    write_all(w, json.dumps({"error": repr(e)[:300]}).encode())
             finally:
                 os._exit(0)
         os.close(w)
@@ -200,11 +214,13 @@ class Zygote:
         os.close(r)
         os.waitpid(pid, 0)
         self._sweep()
+        _wipe(self.base)
+        self.cfg["workdir"] = self._fresh_dir()
         try:
-            uid, blocked = json.loads(data)
+            out = json.loads(data)
         except ValueError:
-            return -1, False
-        return uid, blocked
+            return {}
+        return out if type(out) is dict else {}
 
     # ---------------------------------------------------------------------------- jobs
     def emit(self, rec: list) -> None:
@@ -228,7 +244,7 @@ class Zygote:
         if retry:
             self._fork(row, src, retry, entry, [], stop_on_timeout=True)
             forks += 1
-        self.emit(["done", row, forks, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss])
+        self.emit(["done", row, forks, _status_kb("VmHWM")])
         self.flush()
 
     def _fork(
@@ -240,7 +256,7 @@ class Zygote:
         if pid == 0:
             try:
                 os.close(r)
-                fd = setup_child(self.cfg, w, len(pending), self.libc)
+                fd = setup_child(self.cfg, w, len(pending), self.libc, self.ruleset)
                 run_program(src, pending, entry, self.inputs, self.budget, fd)
             finally:
                 os._exit(0)
@@ -330,15 +346,9 @@ class Zygote:
             os.killpg(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         self._sweep()
-        wd = self.cfg["workdir"]
-        with os.scandir(wd) as it:
-            leftovers = [e.path for e in it]
-        for p in leftovers:
-            if os.path.isdir(p) and not os.path.islink(p):
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                with suppress(OSError):
-                    os.unlink(p)
+        # Nothing a program wrote, chmodded or stamped reaches the next: a new directory each.
+        _wipe(self.base)
+        self.cfg["workdir"] = self._fresh_dir()
         return status
 
     def _sweep(self) -> None:
@@ -375,6 +385,77 @@ def _children(pid: int) -> list[int]:
                 except (OSError, IndexError, ValueError):
                     pass
         return out
+
+
+def _readable(path: str, listing: bool = False) -> bool:
+    try:
+        if listing:
+            os.listdir(path)
+        else:
+            os.close(os.open(path, os.O_RDONLY))
+        return True
+    except OSError:
+        return False
+
+
+def _wipe(top: str) -> None:
+    """Empty ``top`` whatever a program left in it: any depth (1,500 nested directories, paths
+    longer than PATH_MAX), any mode, symlinks never followed.  Iterative and fd-relative: each
+    directory's subdirectories are first moved up into ``top``, so depth never grows a stack."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        top_fd = os.open(top, flags)
+    except OSError:
+        return
+    moved = 0
+    try:
+        os.fchmod(top_fd, 0o700 if os.geteuid() != 0 else 0o711)  # restore a chmodded top
+        for _ in range(1_000_000):  # each pass removes at least one entry
+            with os.scandir(top_fd) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            if not entries:
+                break
+            for name, is_dir in entries:
+                if not is_dir:
+                    with suppress(OSError):
+                        os.unlink(name, dir_fd=top_fd)
+                    continue
+                with suppress(OSError):
+                    os.chmod(name, 0o700, dir_fd=top_fd)  # a dir the program made unreadable
+                try:
+                    d = os.open(name, flags, dir_fd=top_fd)
+                except OSError:
+                    continue
+                try:
+                    with os.scandir(d) as it:
+                        subs = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+                    for sub, sub_is_dir in subs:
+                        with suppress(OSError):
+                            if sub_is_dir:
+                                moved += 1
+                                os.rename(sub, f".rk-{moved}", src_dir_fd=d, dst_dir_fd=top_fd)
+                            else:
+                                os.unlink(sub, dir_fd=d)
+                finally:
+                    os.close(d)
+                with suppress(OSError):
+                    os.rmdir(name, dir_fd=top_fd)
+    finally:
+        os.close(top_fd)
+
+
+def _status_kb(field: str) -> int:
+    """A memory figure of this process from /proc/self/status, in KiB (0 when absent).
+
+    The worker's own peak is ``VmHWM`` (the high-water mark of its own address space).  Not
+    ``ru_maxrss``: the kernel carries the maximum of the address space a process replaced at
+    ``exec`` into it, so a worker started (vfork + exec) from a large caller would report the
+    caller's peak as its own."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
 
 
 def _pidfd(pid: int) -> int:
@@ -427,12 +508,7 @@ def main() -> None:
     if z.libc is not None and not cfg.get("bwrap"):
         z.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     levels = z.start()
-    rss = 0
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
-    z.emit(["ready", levels, os.getpid(), rss])
+    z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS")])
     z.flush()
     try:
         for raw in stdin:
@@ -446,7 +522,9 @@ def main() -> None:
                 break
     finally:
         z._sweep()
-        shutil.rmtree(cfg.get("workdir", ""), ignore_errors=True)
+        _wipe(z.base)
+        with suppress(OSError):
+            os.rmdir(z.base)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,11 @@ for the remaining tests; this process compares actual with expected values.
 
 from __future__ import annotations
 
+import importlib.util
 import keyword
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
@@ -27,7 +29,7 @@ from ..errors import ConfigError
 from ._pool import LocalPool
 from .table import ExecutionTable, TestCase, build_table, prepare_tests
 
-__all__ = ["Sandbox"]
+__all__ = ["Sandbox", "SandboxWarning"]
 
 
 class Sandbox:
@@ -36,8 +38,13 @@ class Sandbox:
     ``timeout_s`` is the budget of each test (and of the program's import), ``memory_mb`` the
     address-space cap of each program, ``workers`` the zygotes per machine (default: one per
     core), ``backend`` "local" or "ray" (one actor per node owning that node's zygotes).
-    ``isolation="auto"`` uses every level available; "basic" leaves out bubblewrap and seccomp
-    (rlimits, the uid drop and namespaces via unshare when root) — for debugging and tests.
+    ``isolation="strict"`` (the default) confines every program — seccomp allow-list, private
+    pid/IPC/network namespaces through bubblewrap or a Landlock domain, reads limited to the
+    interpreter, the standard library and ``packages``, writes to a fresh per-program directory —
+    and refuses to start, naming what is missing, when it cannot.  ``"basic"`` (rlimits, the uid
+    drop as root) is an explicit opt-in for debugging and warns: it is not safe for untrusted code.
+    ``confinement`` picks "bwrap" or "landlock" instead of "auto" (bwrap, else Landlock);
+    ``packages`` names installed packages programs may import, read-only (e.g. ``("numpy",)``).
     """
 
     def __init__(
@@ -47,7 +54,9 @@ class Sandbox:
         memory_mb: int = 512,
         workers: int | None = None,
         backend: str = "local",
-        isolation: str = "auto",
+        isolation: str = "strict",
+        confinement: str = "auto",
+        packages: Sequence[str] = (),
     ) -> None:
         self.timeout_s = check_real(timeout_s, "timeout_s", "Sandbox", low=0.001, high=3600.0)
         self.memory_mb = check_positive_int(memory_mb, "memory_mb", "Sandbox", minimum=64)
@@ -55,7 +64,21 @@ class Sandbox:
             check_positive_int(workers, "workers", "Sandbox")
         self.workers = workers
         self.backend = check_choice(backend, "backend", "Sandbox", ("local", "ray"))
-        self.isolation_mode = check_choice(isolation, "isolation", "Sandbox", ("auto", "basic"))
+        self.isolation_mode = check_choice(isolation, "isolation", "Sandbox", ("strict", "basic"))
+        self.confinement = check_choice(
+            confinement, "confinement", "Sandbox", ("auto", "bwrap", "landlock")
+        )
+        self.packages = _check_packages(packages)
+        if self.isolation_mode == "basic":
+            warnings.warn(
+                "Sandbox(isolation='basic') runs programs with rlimits only (and the uid drop "
+                "as root): no seccomp, no namespaces, reads and writes not confined. Do not use "
+                "it for untrusted code.",
+                SandboxWarning,
+                stacklevel=2,
+            )
+        self._as_uid: int | None = None  # tests of the unprivileged path (root only)
+        self._python: str | None = None
         self._pool: LocalPool | None = None
         self._ray: Any = None  # rewardkit.sandbox._ray.RayBackend, imported with Ray
         self._lock = threading.Lock()  # one run at a time: the workers serve one batch
@@ -65,13 +88,22 @@ class Sandbox:
         """Start the workers (done by ``with`` or the first ``run``)."""
         if self.backend == "local" and self._pool is None:
             n = self.workers or os.cpu_count() or 1
-            self._pool = LocalPool(self.timeout_s, self.memory_mb, n, self.isolation_mode)
+            self._pool = LocalPool(
+                self.timeout_s,
+                self.memory_mb,
+                n,
+                self.isolation_mode,
+                prefer=self.confinement,
+                packages=self.packages,
+                as_uid=self._as_uid,
+                python=self._python,
+            )
         elif self.backend == "ray" and self._ray is None:
             from ._ray import RayBackend
 
             self._ray = RayBackend(
                 self.timeout_s, self.memory_mb, self.workers, self.isolation_mode
-            )
+            )  # the actors plan their own node's confinement (strict refuses there too)
         return self
 
     def close(self) -> None:
@@ -99,6 +131,15 @@ class Sandbox:
             return self._pool.isolation
         assert self._ray is not None
         return self._ray.isolation
+
+    def isolation_report(self) -> dict:
+        """What confines the programs here: mode, bubblewrap (path, source, version), Landlock
+        ABI, the seccomp allow-list, uid, readable paths, the write directory and its cap, the
+        verified levels, and what is missing.  JSON-ready."""
+        self.start()
+        if self._pool is not None:
+            return self._pool.report()
+        return {"mode": self.isolation_mode, "levels": list(self.isolation), "backend": "ray"}
 
     # ----------------------------------------------------------------------------------- run
     def run(
@@ -137,6 +178,31 @@ class Sandbox:
             memory_mb=self.memory_mb,
             backend=self.backend,
         )
+
+
+class SandboxWarning(UserWarning):
+    """A sandbox runs with weaker isolation than the default (``isolation="basic"``)."""
+
+
+def _check_packages(packages: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(packages, str) or not isinstance(packages, Sequence):
+        raise ConfigError(
+            "The 'packages' parameter of Sandbox must be a sequence of installed top-level "
+            f"package names, e.g. ('numpy',). Got {type(packages).__name__}."
+        )
+    for name in packages:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ConfigError(
+                "The 'packages' parameter of Sandbox must be a sequence of installed top-level "
+                f"package names, e.g. ('numpy',). Got {name!r}."
+            )
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise ConfigError(
+                f"The 'packages' parameter of Sandbox names {name!r}, which is not an installed "
+                "package (a directory with __init__.py) of this environment."
+            )
+    return tuple(packages)
 
 
 def _check_programs(programs: Sequence[str]) -> list[str]:

@@ -61,7 +61,9 @@ def demo_section() -> Section:
     same = table.digest == again.digest
     checks.append(Check("same input, same table", "equal digests", "equal" if same else "differ",
                         same))  # fmt: skip
-    must = ("rlimits", "uid-drop") if os.geteuid() == 0 else ("rlimits",)
+    # Strict (the default) confines with bubblewrap or Landlock under the seccomp allow-list.
+    must: tuple[str, ...] = ("rlimits", "reads-confined", "seccomp-allowlist")
+    must += ("uid-drop",) if os.geteuid() == 0 else ()
     checks.append(
         Check(
             "isolation levels",

@@ -1,0 +1,94 @@
+"""The seccomp allow-list every program runs under, compiled once per ``Sandbox``.
+
+Anything not listed here answers EPERM: io_uring, SysV and POSIX IPC, keyrings, ptrace,
+``process_vm_*``, ``pidfd_*``, ``tkill``, mount, bpf, ``perf_event_open``, userfaultfd,
+``unshare``/``setns``, sockets, exec, new processes, chmod/chown, timestamps and extended
+attributes, ``memfd_create``.  Calls that name a process (``kill``, ``tgkill``, ``prlimit64``,
+``sched_getaffinity``) are allowed only on the program itself.  Its pid is known only after the
+fork, so the filter is compiled with a placeholder pid that the child patches into the raw BPF
+(:func:`patch_pid`, a few microseconds) before loading it.  ``clone`` is allowed for threads only
+(``CLONE_THREAD`` set, no namespace flag); ``clone3`` answers ENOSYS so that glibc falls back to
+``clone`` for threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import struct
+import tempfile
+
+__all__ = ["ALLOWED", "PID_PLACEHOLDER", "build_allowlist_bpf", "patch_pid"]
+
+# x86_64 and aarch64 names; a name the running architecture lacks is skipped.
+ALLOWED = (
+    # files, confined by bubblewrap / Landlock to the readable paths and the work directory
+    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
+    "pwritev2", "lseek", "close", "open", "openat", "openat2", "creat", "stat", "fstat", "lstat",
+    "newfstatat", "statx", "fstatfs", "statfs", "access", "faccessat", "faccessat2", "readlink",
+    "readlinkat", "getcwd", "chdir", "fchdir", "getdents", "getdents64", "mkdir", "mkdirat",
+    "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
+    "symlinkat", "truncate", "ftruncate", "fsync", "fdatasync", "fadvise64", "fcntl", "flock",
+    "dup", "dup2", "dup3", "pipe", "pipe2", "sendfile", "copy_file_range", "umask",
+    # memory
+    "mmap", "munmap", "mprotect", "mremap", "madvise", "brk", "msync", "mincore",
+    # signals and time (signals to others: see the argument rules below)
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait",
+    "rt_sigsuspend", "sigaltstack", "pause", "alarm", "setitimer", "getitimer", "nanosleep",
+    "clock_nanosleep", "clock_gettime", "clock_getres", "gettimeofday", "time", "times",
+    "restart_syscall",
+    # threads and the process itself
+    "futex", "set_robust_list", "set_tid_address", "rseq", "sched_yield", "arch_prctl",
+    "exit", "exit_group", "wait4", "waitid", "getpid", "gettid", "getppid", "getuid", "geteuid",
+    "getgid", "getegid", "getgroups", "getresuid", "getresgid", "getpgrp", "getrlimit",
+    "setrlimit", "getrusage", "sysinfo", "uname", "getrandom", "getcpu",
+    # waiting on the program's own fds
+    "select", "pselect6", "poll", "ppoll", "epoll_create", "epoll_create1", "epoll_ctl",
+    "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2",
+)  # fmt: skip
+PID_PLACEHOLDER = 0x3FF_FF0F  # above any pid_max (2**22): it can never be a real pid
+SELF_ONLY = ("kill", "tgkill", "prlimit64", "sched_getaffinity", "getpgid", "getsid")
+IOCTLS = (0x5401, 0x541B, 0x5421, 0x5450, 0x5451)  # TCGETS, FIONREAD, FIONBIO, FIONCLEX, FIOCLEX
+CLONE_THREAD = 0x0001_0000
+CLONE_NEW_ANY = 0x7E02_0080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
+
+
+def build_allowlist_bpf() -> str:
+    """The filter as raw BPF (hex), with :data:`PID_PLACEHOLDER` where the program's pid goes.
+
+    Built with pyseccomp (``pip install 'rewardkit[sandbox]'``); raises ImportError or OSError
+    when it or libseccomp is missing."""
+    import pyseccomp as sc
+
+    f = sc.SyscallFilter(defaction=sc.ERRNO(errno.EPERM))
+    for name in ALLOWED:
+        _try(f.add_rule, sc.ALLOW, name)
+    for name in SELF_ONLY:  # on itself: pid 0 or its own pid
+        for pid in (0, PID_PLACEHOLDER):
+            _try(f.add_rule, sc.ALLOW, name, sc.Arg(0, sc.EQ, pid))
+    for request in IOCTLS:
+        _try(f.add_rule, sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
+    thread_only = CLONE_THREAD | CLONE_NEW_ANY
+    f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, thread_only, CLONE_THREAD))
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    with tempfile.TemporaryFile() as fh:
+        f.export_bpf(fh)
+        fh.seek(0)
+        bpf = fh.read()
+    if struct.pack("<I", PID_PLACEHOLDER) not in bpf:
+        raise OSError("the seccomp filter lost its pid placeholder")
+    return bpf.hex()
+
+
+def _try(add: object, *args: object) -> None:
+    with contextlib.suppress(RuntimeError, ValueError, OSError):  # not on this architecture
+        add(*args)  # type: ignore[operator]
+
+
+def patch_pid(bpf: bytes, pid: int) -> bytes:
+    """The filter with the placeholder replaced by ``pid`` in every instruction's constant."""
+    out = bytearray(bpf)
+    for off in range(0, len(out), 8):  # struct sock_filter {u16 code; u8 jt, jf; u32 k}
+        if struct.unpack_from("<I", out, off + 4)[0] == PID_PLACEHOLDER:
+            struct.pack_into("<I", out, off + 4, pid)
+    return bytes(out)
