@@ -14,4 +14,11 @@ from __future__ import annotations
 from .core import Sandbox, SandboxWarning
 from .table import ExecutionTable, Status, TestCase, graded_correctness
 
-__all__ = ["ExecutionTable", "Sandbox", "SandboxWarning", "Status", "TestCase", "graded_correctness"]
+__all__ = [
+    "ExecutionTable",
+    "Sandbox",
+    "SandboxWarning",
+    "Status",
+    "TestCase",
+    "graded_correctness",
+]
