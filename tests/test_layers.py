@@ -29,6 +29,7 @@ FLOORS: dict[str, int] = {
     "_json": FOUNDATIONS,
     "_io": FOUNDATIONS,
     "_results": FOUNDATIONS,
+    "_completion": FOUNDATIONS,
     "_plotting": FOUNDATIONS,
     "_validation": FOUNDATIONS,
     "_optional": FOUNDATIONS,

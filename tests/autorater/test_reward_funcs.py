@@ -9,7 +9,6 @@ import math
 import pytest
 
 from rewardkit.autorater import brier_reward_func, log_reward_func, make_reward_func
-from rewardkit.autorater.reward_funcs import completion_text
 from rewardkit.errors import ConfigError
 
 LOG_EPS = math.log(1e-3)
@@ -63,17 +62,11 @@ def test_conversational_completions():
     assert out == pytest.approx([0.91, 0.96, 0.0, 0.0])
 
 
-def test_completion_text():
-    assert completion_text("x") == "x"
-    assert completion_text([{"role": "assistant", "content": "y"}]) == "y"
-    assert completion_text(None) is None
-
-
 def test_log_metric_gets_the_parse_failure_rate():
     logged = {}
     trl_call(
         log_reward_func,
-        ["<probability>0.5</probability>", "nope", None, "<probability>2</probability>"],
+        ["<probability>0.5</probability>", "nope", "", "<probability>2</probability>"],
         [1, 0, 1, 0],
         log_metric=lambda name, value: logged.__setitem__(name, value),
         log_extra=lambda column, values: None,

@@ -27,27 +27,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._completion import completion_text
 from .._validation import check_choice, check_real
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, _check_tag, parse_probability
 from .rewards import DEFAULT_EPS, RULES, proper_rewards
 
-__all__ = ["brier_reward_func", "completion_text", "log_reward_func", "make_reward_func"]
+__all__ = ["brier_reward_func", "log_reward_func", "make_reward_func"]
 
 RewardFunc = Callable[..., list[float]]
-
-
-def completion_text(completion: Any) -> Any:
-    """The text of one TRL completion: a string as is; for a conversational completion (a list
-    of message dicts) the last message's content, with text parts joined. Anything else is
-    returned unchanged, and the parser then treats it as invalid."""
-    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
-        content = completion[-1].get("content")
-        if isinstance(content, list):  # multimodal parts: [{"type": "text", "text": …}, …]
-            parts = [c.get("text") for c in content if isinstance(c, dict)]
-            return "".join(p for p in parts if isinstance(p, str))
-        return content
-    return completion
 
 
 def make_reward_func(

@@ -10,7 +10,8 @@ Episode keys (the adapters fill those their trainer has):
 ============== ===========================================================================
 ``prompt``     the prompt as the trainer gave it (text, or a list of chat messages)
 ``completion`` the completion as given (text, or a list of chat messages)
-``text``       the completion as plain text (assistant message contents joined by newlines)
+``text``       the answer text (:func:`rewardkit._completion.completion_text`: the final
+               assistant message; ``""`` when the completion ends in a tool call or result)
 ``ground_truth`` the reference answer (TRL: the dataset column of that name; verl:
                ``ground_truth``; OpenRLHF: ``labels``)
 others         TRL: every other dataset column; verl: ``data_source``, ``extra_info``;
@@ -21,7 +22,7 @@ others         TRL: every other dataset column; verl: ``data_source``, ``extra_i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from .._validation import check_real
@@ -31,7 +32,6 @@ from ..stack import Component, RewardResult, RewardStack
 __all__ = [
     "as_stack",
     "check_fill",
-    "completion_text",
     "default_name",
     "flat_record",
     "record_keys",
@@ -79,33 +79,6 @@ def default_name(stack: RewardStack, name: str | None, func: str) -> str:
             f"Got {name!r}."
         )
     return name
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):  # multimodal content blocks: keep the text ones
-        return "".join(
-            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and "text" in b
-        )
-    return "" if content is None else str(content)
-
-
-def completion_text(completion: Any) -> str:
-    """A completion as text: a string as is; for chat messages, the assistant contents joined
-    by newlines (tool calls and tool results are not part of the answer text)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence):
-        parts = [
-            _content_text(m.get("content"))
-            for m in completion
-            if isinstance(m, Mapping) and m.get("role", "assistant") == "assistant"
-        ]
-        return "\n".join(parts)
-    raise TypeError(
-        f"a completion is a string or a list of chat messages; got {type(completion).__name__}"
-    )
 
 
 def record_keys(stack: RewardStack) -> tuple[str, ...]:

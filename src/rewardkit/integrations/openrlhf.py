@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._completion import completion_text
 from .._optional import have
 from ..errors import ConfigError
 from ..stack import RewardStack
@@ -60,7 +61,7 @@ def split_query(query: str, prompt: str, special_tokens: Sequence[str]) -> tuple
             if tok and text.endswith(tok):
                 text = text[: -len(tok)].rstrip()
                 stripped = True
-    return completion, text
+    return completion, completion_text(text)
 
 
 class OpenRLHFReward:

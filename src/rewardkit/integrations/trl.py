@@ -34,10 +34,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from .._completion import completion_text
 from ..errors import ConfigError
 from ..levels import DEFAULT_MAPPING, LevelMapping
 from ..stack import RewardResult, RewardStack
-from ._common import Target, completion_text, resolve
+from ._common import Target, resolve
 from .levels import levels_stack
 
 __all__ = ["TRLReward", "fhir_reward_func", "levels_reward_func", "reward_func"]

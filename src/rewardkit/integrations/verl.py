@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 # Absolute imports: verl loads this file by path as a standalone module ("custom_module").
+from rewardkit._completion import completion_text
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._common import (
     Target,
@@ -76,7 +77,7 @@ class VerlScore:
             **kwargs,
             "data_source": data_source,
             "completion": solution_str,
-            "text": solution_str,
+            "text": completion_text(solution_str),
             "ground_truth": ground_truth,
             "extra_info": extra_info,
         }
