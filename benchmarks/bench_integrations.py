@@ -36,14 +36,18 @@ def baseline(prompts=None, completions=None, ground_truth=None, **kwargs):
     out = []
     for c, g in zip(completions, ground_truth):
         ep = {"text": c, "ground_truth": g}
-        out.append(0.0 if not safe(ep) else exact(ep) + 0.5 * brevity(ep))
+        out.append(-1.0 if not safe(ep) else exact(ep) + 0.5 * brevity(ep))
     return out
 
 
 def run() -> list[dict]:
     stack = RewardStack(
         gates=[Gate("safe", safe)],
-        components=[Component("exact", exact), Component("brevity", brevity, weight=0.5)],
+        components=[
+            Component("exact", exact),
+            Component("brevity", brevity, weight=0.5, range=(-1.0, 0.0)),
+        ],
+        fail_value=-1.0,  # below the lowest safe total −0.5 (the baseline below uses the same)
         version="bench",
     )
     ours_fn = reward_func(stack, name="bench")

@@ -11,7 +11,8 @@ def task(ep):  # None = cannot score; required=True makes the total None, never 
 stack = RewardStack(
     gates=[Gate("no_write", lambda ep: GateOutcome(not ep["writes"], tuple(ep["writes"])))],
     components=[Component("task", task, required=True),
-                Component("cost", lambda ep: -0.05 * ep["calls"], weight=0.5)],
+                Component("cost", lambda ep: -min(1, 0.05 * ep["calls"]), weight=0.5,
+                          range=(-1, 0))],  # declared ranges: a hard failure ranks last
     version="anc-v1",
 )
 episodes = [{"answer": "met", "calls": 1, "writes": []},                        # correct
@@ -19,7 +20,7 @@ episodes = [{"answer": "met", "calls": 1, "writes": []},                        
             {"answer": None, "calls": 0, "writes": []}]                         # unscorable
 results = stack.score_batch(episodes)
 for r in results:
-    print(r.total, r.hard_failed, dict(r.gate_failures), r.excluded)  # 0.975 / 0.0 gated / None
+    print(r.total, r.hard_failed, dict(r.gate_failures), r.excluded)  # 0.975 / -0.65 / None
 adv = group_advantages([r.total for r in results], groups=3, method="maxnorm", resolution=1e-2)
 print("advantages:", adv.tolist())                                    # None keeps no advantage
 traj = score_trajectory([Step(3)] * 12 + [Step(0)], recipe="B")       # 12 L3 + one L0

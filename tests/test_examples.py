@@ -38,7 +38,8 @@ def test_quickstart_prints_the_documented_numbers():
     )
     lines = p.stdout.splitlines()
     assert lines[0].startswith("0.975 False")
-    assert lines[1].startswith("0.0 True {'no_write': ('update_observation/7',)}")
+    # fail_value="below": lowest safe total −0.5 (cost −1 × 0.5) minus 0.1 × the span 1.5
+    assert lines[1].startswith("-0.65 True {'no_write': ('update_observation/7',)}")
     assert lines[2].startswith("None False {} ('task',)")
     assert lines[3] == "advantages: [1.0, -1.0, None]"
     assert lines[4] == "recipe B: 0.235385"

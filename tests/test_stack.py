@@ -33,7 +33,7 @@ def make(**kw):
         gates=[Gate("no_write", no_write), Gate("scope", lambda ep: ep.get("patient") == "p1")],
         components=[
             Component("task", task),
-            Component("cost", cost, weight=0.5),
+            Component("cost", cost, weight=0.5, range=(-1.0, 0.0)),
             Component("length", lambda ep: 42.0, weight=0.0),
         ],
         version="t-v1",
@@ -61,7 +61,9 @@ def test_failed_gate_gives_fail_value_and_components_are_still_reported():
 
 def test_bare_bool_gate():
     r = make().score({"task": 1.0, "patient": "p2"})
-    assert r.hard_failed and r.gate_failures == {"scope": ()} and r.total == 0.0
+    assert r.hard_failed and r.gate_failures == {"scope": ()}
+    # fail_value="below" (the default): lowest safe total −0.5 minus 0.1 × the span 1.5
+    assert r.total == pytest.approx(-0.65) and make().fail_value == r.total
 
 
 def test_none_components_are_excluded_and_listed():
@@ -114,7 +116,7 @@ def test_raising_gate_is_recorded_and_a_failed_gate_dominates():
     assert r.gates == {"crash": None, "scope": True}
     assert r.to_record()["gate/crash"] is None
     r = stack.score({"task": 1.0, "ok": False})
-    assert r.hard_failed and r.total == 0.0
+    assert r.hard_failed and r.total == pytest.approx(-0.1)
 
 
 def test_bad_return_types_are_errors_on_the_result():
@@ -154,8 +156,8 @@ def test_partial_functions_have_stable_config():
     def scaled(ep, k):
         return k * ep["task"]
 
-    s1 = RewardStack(components=[Component("t", functools.partial(scaled, k=2))])
-    s2 = RewardStack(components=[Component("t", functools.partial(scaled, k=2))])
+    s1 = RewardStack(components=[Component("t", functools.partial(scaled, k=2), range=(0, 2))])
+    s2 = RewardStack(components=[Component("t", functools.partial(scaled, k=2), range=(0, 2))])
     assert s1.config_hash == s2.config_hash
     assert s1.score({"task": 1.0}).total == 2.0
 
@@ -218,7 +220,10 @@ def test_result_is_frozen():
 
 def test_required_component_none_makes_total_none():
     stack = RewardStack(
-        components=[Component("task", task, required=True), Component("cost", cost, weight=0.5)]
+        components=[
+            Component("task", task, required=True),
+            Component("cost", cost, weight=0.5, range=(-1.0, 0.0)),
+        ]
     )
     r = stack.score({"task": None, "calls": 1})
     assert r.total is None and r.excluded == ("task",)

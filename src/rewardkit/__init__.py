@@ -36,7 +36,7 @@ from .errors import (
     ZeroVarianceWarning,
 )
 from .levels import DEFAULT_MAPPING, LevelMapping, Step, TrajectoryReward, score_trajectory
-from .stack import Component, Gate, GateOutcome, RewardResult, RewardStack
+from .stack import Component, Gate, GateOutcome, RewardResult, RewardStack, StackBounds
 
 if _typing.TYPE_CHECKING:  # the areas load on first use; these imports are for type checkers
     from .audit import (
@@ -138,6 +138,7 @@ __all__ = [
     "Section",
     "SeedStability",
     "SpikeIn",
+    "StackBounds",
     "Step",
     "StratifiedTest",
     "TrajectoryReward",

@@ -59,7 +59,9 @@ def example_stack() -> RewardStack:
                 "task",
                 lambda ep: None if ep["answer"] is None else float(ep["answer"] == ep["gold"]),
             ),
-            Component("cost", lambda ep: -0.05 * len(ep["calls"]), weight=0.5),
+            Component(
+                "cost", lambda ep: -min(1.0, 0.05 * len(ep["calls"])), weight=0.5, range=(-1, 0)
+            ),
             Component("n_calls", lambda ep: len(ep["calls"]), weight=0.0),
         ],
         version="quickstart-v1",
@@ -131,10 +133,10 @@ def _stack_section() -> Section:
     checks = [
         Check("correct, one call", "0.975", f"{totals[0]}", totals[0] == 1.0 - 0.025),
         Check(
-            "write attempt hard-fails",
-            "0.0, gate no_write",
+            "write attempt hard-fails below every safe total",
+            f"{stack.fail_value} < {stack.bounds().low}, gate no_write",
             f"{totals[1]}, {sorted(results[1].gate_failures)}",
-            totals[1] == 0.0 and results[1].hard_failed,
+            totals[1] == stack.fail_value < stack.bounds().low and results[1].hard_failed,
         ),
         Check(
             "unscorable task is excluded, not 0",
@@ -153,7 +155,7 @@ def _stack_section() -> Section:
                     "task": [r.components["task"] for r in results],
                     "cost (weight 0.5)": [r.components["cost"] for r in results],
                 },
-                title="A failed gate zeroes the total; components stay logged",
+                title="A failed gate ranks last; components stay logged",
                 ylabel="reward",
             )
         }
@@ -163,13 +165,15 @@ def _stack_section() -> Section:
         "Reward stack with a hard gate (three episodes)",
         tuple(checks),
         figures=figures,
-        description="Gates run first; a failed gate forces the total to fail_value while every "
+        description="Gates run first; a failed gate forces the total to fail_value, strictly "
+        "below the lowest safe total (bounds() from the declared component ranges), while every "
         "soft component is still computed and logged; a component that cannot score is "
         "excluded (None), never counted as 0.",
         artefacts={
             "stack.json": {
                 "config": stack.config(),
                 "config_hash": stack.config_hash,
+                "bounds": stack.bounds().to_dict(),
                 "results": [r.to_dict() for r in results],
             }
         },

@@ -5,12 +5,14 @@ Usage::
     from rewardkit import Component, Gate, RewardStack
     stack = RewardStack(
         gates=[Gate("no_write", lambda ep: not ep["wrote"])],
-        components=[Component("task", lambda ep: float(ep["correct"])),
-                    Component("cost", lambda ep: -0.1 * ep["calls"], weight=0.5),
+        components=[Component("task", lambda ep: float(ep["correct"])),     # range (0, 1)
+                    Component("cost", lambda ep: -0.1 * ep["calls"], weight=0.5,
+                              range=(-1, 0)),
                     Component("length", lambda ep: len(ep["text"]), weight=0.0)],  # metric
         version="anc-v1")
+    stack.bounds()                            # StackBounds(low=-0.5, high=1.0)
     r = stack.score({"wrote": True, "correct": True, "calls": 2, "text": "met"})
-    r.total, r.hard_failed, r.gate_failures   # 0.0, True, {'no_write': ()}
+    r.total, r.hard_failed, r.gate_failures   # -0.65, True, {'no_write': ()}
     r.components                              # still computed: {'task': 1.0, ...}
 
 Seed 002 ("reward stack and hard gates"): a failed gate makes the episode a hard failure
@@ -20,6 +22,13 @@ and logged, so that a safety failure is never hidden behind a total. A component
 ``excluded``, never logged as 0. A raising gate or component is data, not a crash: its message
 is recorded in ``errors`` under its name and the total becomes ``None`` (``on_error="none"``),
 ``fail_value`` (``on_error="fail"``), or the exception propagates (``on_error="raise"``).
+
+The ordering guarantee (SPEC §11): every component declares the range of its values
+(``range=(lo, hi)``; default ``(0, 1)``, or unbounded for a weight-0 metric), ``bounds()`` gives
+the lowest and highest total a safe episode can get, and the fail value must lie strictly below
+the lowest (``fail_value="below"``, the default, picks it), so that under group-relative
+advantages every hard-failed episode ranks below every safe one. A component value outside its
+declared range is an error of that component, never clipped.
 """
 
 from __future__ import annotations
@@ -32,12 +41,24 @@ from functools import cached_property
 from typing import Any, Literal
 
 from ._json import JsonMixin, content_hash
+from ._ordering import (
+    ROUNDING_RTOL,
+    StackBounds,
+    check_fail_value,
+    check_range,
+    fail_below,
+    is_strictly_below,
+    safe_bounds,
+)
 from ._validation import check_choice, check_real
 from .errors import ConfigError
 
-__all__ = ["Component", "Gate", "GateOutcome", "RewardResult", "RewardStack"]
+__all__ = ["Component", "Gate", "GateOutcome", "RewardResult", "RewardStack", "StackBounds"]
 
 ON_ERROR = ("none", "fail", "raise")
+ORDERING = ("strict", "unchecked")
+DEFAULT_RANGE = (0.0, 1.0)  # a weighted component's range unless declared
+METRIC_RANGE = (-math.inf, math.inf)  # a weight-0 metric's range unless declared
 _RESERVED = ("total", "hard_failed")
 
 
@@ -92,6 +113,10 @@ def _code_of(fn: Callable[..., Any]) -> Any:
     return getattr(target, "__code__", None) or getattr(call, "__code__", None)
 
 
+def _bound(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
 def _check_name(name: Any, what: str) -> str:
     if not isinstance(name, str) or not name or name != name.strip() or "/" in name:
         raise ConfigError(
@@ -133,12 +158,18 @@ class Component:
 
     ``required=True``: when this component cannot score (None), the episode's total is None
     (not the sum of the others), so an unscorable task never passes as a low reward.
+
+    ``range=(lo, hi)``: the values ``fn`` may return (``-inf`` / ``inf`` for an unbounded side).
+    Default ``(0, 1)`` for a weighted component and ``(-inf, inf)`` for a weight-0 metric. A
+    value outside it is recorded as an error of this component (never clipped); values within
+    rounding (1e-9 relative) of a bound count as the bound.
     """
 
     name: str
     fn: Callable[[Any], float | None]
     weight: float = 1.0
     required: bool = False
+    range: tuple[float, float] | None = None  # None → the default above; resolved on creation
 
     def __post_init__(self) -> None:
         _check_name(self.name, "Component")
@@ -159,6 +190,21 @@ class Component:
                 f"The 'required' parameter of Component {self.name!r} must be a bool. "
                 f"Got {self.required!r}."
             )
+        if self.range is None:
+            rng = DEFAULT_RANGE if self.weight != 0 else METRIC_RANGE
+        else:
+            rng = check_range(self.range, f"Component {self.name!r}")
+        object.__setattr__(self, "range", rng)
+
+    @property
+    def low(self) -> float:
+        assert self.range is not None  # resolved in __post_init__
+        return self.range[0]
+
+    @property
+    def high(self) -> float:
+        assert self.range is not None
+        return self.range[1]
 
     def evaluate(self, episode: Any) -> float | None:
         out = self.fn(episode)
@@ -177,7 +223,21 @@ class Component:
             raise ValueError(
                 f"component {self.name!r} returned {x}; return None when it cannot score"
             )
-        return x
+        return self._in_range(x)
+
+    def _in_range(self, x: float) -> float:
+        """``x`` if it lies in the declared range; a value within rounding of a bound is that
+        bound; anything further out raises (recorded as this component's error)."""
+        lo, hi = self.low, self.high
+        if lo <= x <= hi:
+            return x
+        bound = lo if x < lo else hi
+        if abs(x - bound) <= ROUNDING_RTOL * max(1.0, abs(bound)):
+            return bound  # rounding noise of a value computed on the bound
+        raise ValueError(
+            f"component {self.name!r} returned {x!r}, outside its declared range "
+            f"[{lo:g}, {hi:g}]; fix the component or declare range=(lo, hi)"
+        )
 
 
 @dataclass(frozen=True)
@@ -218,10 +278,11 @@ class RewardStack:
         gates: Iterable[Gate] = (),
         components: Iterable[Component] = (),
         *,
-        fail_value: float = 0.0,
+        fail_value: float | Literal["below"] = "below",
         version: str = "0",
         on_error: Literal["none", "fail", "raise"] = "none",
         renormalize: bool = False,
+        ordering: Literal["strict", "unchecked"] = "strict",
     ) -> None:
         fn = "RewardStack"
         self.gates: tuple[Gate, ...] = tuple(gates)
@@ -251,7 +312,6 @@ class RewardStack:
                     f"components; {name!r} appears twice."
                 )
             seen.add(name)
-        self.fail_value = check_real(fail_value, "fail_value", fn)
         if not isinstance(version, str) or not version:
             raise ConfigError(
                 f"The 'version' parameter of {fn} must be a non-empty string. Got {version!r}."
@@ -263,6 +323,20 @@ class RewardStack:
                 f"The 'renormalize' parameter of {fn} must be a bool. Got {renormalize!r}."
             )
         self.renormalize = renormalize
+        self.ordering = check_choice(ordering, "ordering", fn, ORDERING)
+        self._bounds = safe_bounds(
+            [(c.weight, (c.low, c.high), c.required) for c in self.components],
+            renormalize=renormalize,
+        )
+        fv = check_fail_value(fail_value)
+        self.fail_value: float = fail_below(self._bounds) if fv == "below" else float(fv)
+        if self.ordering == "strict" and not is_strictly_below(self.fail_value, self._bounds):
+            raise ConfigError(
+                f"The 'fail_value' parameter of {fn} must lie strictly below the lowest safe "
+                f"total {self._bounds.low:g} (from the components' ranges and weights), so that "
+                f"every hard-failed episode ranks below every safe one. Got {fail_value!r}. "
+                f"Use fail_value='below', or opt out with ordering='unchecked'."
+            )
 
     def config(self) -> dict[str, Any]:
         """The configuration whose hash goes into every result."""
@@ -271,12 +345,26 @@ class RewardStack:
             "fail_value": self.fail_value,
             "on_error": self.on_error,
             "renormalize": self.renormalize,
+            "ordering": self.ordering,
             "gates": [{"name": g.name, "check": _identity(g.check)} for g in self.gates],
             "components": [
-                {"name": c.name, "fn": _identity(c.fn), "weight": c.weight, "required": c.required}
+                {
+                    "name": c.name,
+                    "fn": _identity(c.fn),
+                    "weight": c.weight,
+                    "required": c.required,
+                    "range": [_bound(c.low), _bound(c.high)],
+                }
                 for c in self.components
             ],
         }
+
+    def bounds(self) -> StackBounds:
+        """The lowest and highest total a safe episode (no failed gate, total not None) can
+        get, from the components' ranges and weights, which may be missing (None) and
+        ``renormalize``. ``fail_value`` lies strictly below ``bounds().low`` unless
+        ``ordering="unchecked"``."""
+        return self._bounds
 
     @cached_property
     def config_hash(self) -> str:

@@ -10,8 +10,12 @@ def test_lab_outcomes():
     assert lab.passed, [c for c in lab.checks if not c.passed]
     assert lab.label == "environment PASS, training not-run"
     v = {n: t.verdict for n, t in lab.trajectories.items()}
-    assert v["D"].hard_failed and v["D"].total == 0.0 and v["D"].components["task"] == 1.0
-    assert v["D"].soft_total > v["B"].soft_total  # logged, not hidden behind the 0
+    # fail_value "below": lowest safe total −0.5 minus 0.1 × the span 3.25 (2.75 − −0.5)
+    assert v["D"].hard_failed and v["D"].total == -0.825 and v["D"].components["task"] == 1.0
+    assert v["D"].soft_total > v["B"].soft_total  # logged, not hidden behind the fail value
+    # the unsafe one ranks last, in total and in group advantage, under every method
+    assert sorted(v, key=lambda n: v[n].total) == ["D", "B", "C", "A"]
+    assert sorted(lab.advantages, key=lambda n: lab.advantages[n]) == ["D", "B", "C", "A"]
     assert max(v, key=lambda n: v[n].soft_total) == "A"
     assert v["B"].components["task"] == 0.0
     assert v["C"].components["cost"] < v["A"].components["cost"]
@@ -39,5 +43,9 @@ def test_a_missing_score_fails_the_checks_instead_of_passing_as_zero(monkeypatch
     v = lab.trajectories["C"].verdict
     assert v.total is None and v.components["cost"] is None and lab.advantages["C"] is None
     failed = {c.name for c in lab.checks if not c.passed}
-    assert failed == {"C pays for cost", "A has the highest group advantage"}
+    assert failed == {
+        "C pays for cost",
+        "A has the highest group advantage",
+        "D ranks last (ordering guarantee)",  # D below C cannot be shown without C's score
+    }
     assert not lab.passed and lab.label == "environment FAIL, training not-run"

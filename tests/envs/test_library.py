@@ -7,6 +7,7 @@ import json
 import pytest
 
 from rewardkit.envs import make
+from rewardkit.envs.cases import FAIL
 from rewardkit.envs.library import REQUIRED_KINDS, build_library, load_cases, run_case
 from rewardkit.errors import InputError
 
@@ -27,7 +28,7 @@ def test_case_gets_exactly_its_expected_outcome(case):
     assert out.matched, out.mismatches
     v = out.verdict
     if case.gates:  # a hard failure is logged with its reasons, soft scores still computed
-        assert v.hard_failed and v.total == 0.0 and all(v.gate_failures[g] for g in case.gates)
+        assert v.hard_failed and v.total == FAIL and all(v.gate_failures[g] for g in case.gates)
         assert v.soft_total is not None
 
 
@@ -56,7 +57,7 @@ def test_a_wrong_expectation_is_reported():
     out = run_case(wrong)
     assert not out.matched
     assert any("unauthorized_write" in m for m in out.mismatches)
-    assert any(m.startswith("total = 0.0") for m in out.mismatches)
+    assert any(m.startswith(f"total = {FAIL}") for m in out.mismatches)
 
 
 def test_load_cases_round_trip(tmp_path):

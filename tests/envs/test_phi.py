@@ -49,7 +49,7 @@ def test_the_reported_evasions_fail_the_gate_and_are_unsafe_held_out(ref):
     given_, family, y, m, d = _forms(ref[2])
     for note in (f"patient born {d}/{m}/{y}", f"patient {given_[0]}. {family}", given_ + family):
         v, h = _with_note(ref, note)
-        assert v.total == 0.0 and list(v.gate_failures) == ["phi_leak"], note
+        assert v.total == -0.825 and list(v.gate_failures) == ["phi_leak"], note
         assert v.soft_total == pytest.approx(2.1875)  # logged, not hidden behind the 0
         assert not h.safe and any("in free text" in r for r in h.reasons), note
 

@@ -33,6 +33,7 @@ def make_stack() -> RewardStack:
             Component("fragile", fragile, weight=0.5),
             Component("length", lambda ep: float(len(ep["text"])), weight=0.0),
         ],
+        fail_value=-0.5,  # below the lowest safe total 0 (exact and fragile in [0, 1])
         version="it-v1",
     )
 

@@ -69,7 +69,7 @@ def test_loaded_and_called_like_openrlhf(tmp_path: Path, stack_source: str) -> N
     )
     samples = openrlhf_samples(load_reward_func(path))
     rewards = [s["reward"].item() for s in samples]
-    assert rewards == [1.25, 0.25, 0.0, -1.0, 0.25]
+    assert rewards == [1.25, 0.25, -0.5, -1.0, 0.25]
     assert [s["masked"].item() for s in samples] == [0.0, 0.0, 0.0, 1.0, 0.0]
     assert [s["reward/exact"].item() for s in samples] == [1.0, 0.0, 0.0, 0.0, -1.0]
     assert [s["masked/exact"].item() for s in samples] == [0.0, 0.0, 0.0, 0.0, 1.0]

@@ -35,8 +35,8 @@ def test_one_float_or_none_per_completion(stack: RewardStack) -> None:
     texts = ["4", "5", "4 rm -rf /", "CRASH", "4"]
     gold = ["4", "4", "4", "4", None]
     out, logged = trl_call(f, ["2+2="] * 5, texts, ground_truth=gold)
-    # 1.0 + 0.5·0.5; wrong; gate fails → fail_value 0; crash → None; no gold → only fragile
-    assert out == [1.25, 0.25, 0.0, None, 0.25]
+    # 1.0 + 0.5·0.5; wrong; gate fails → fail_value −0.5; crash → None; no gold → fragile only
+    assert out == [1.25, 0.25, -0.5, None, 0.25]
     assert f.last_results[3].errors == {"fragile": "RuntimeError: verifier crashed"}
     # exact is still computed on the gated episode ("4 rm -rf /" ≠ "4"): 1, 0, 0, 0, None
     assert logged["anc/exact"] == [pytest.approx(1 / 4)]

@@ -88,7 +88,7 @@ def reward_loop(compute_score: Any) -> tuple[list[float], dict[str, list[Any]]]:
 def check_scores(scores: list[float], columns: dict[str, list[Any]], none_score: float) -> None:
     # the score lands in a float tensor at the last response token: it must be a finite float
     assert all(isinstance(s, float) and math.isfinite(s) for s in scores)
-    assert scores == [1.25, 0.25, 0.0, none_score, 0.25]
+    assert scores == [1.25, 0.25, -0.5, none_score, 0.25]
     assert columns["masked"] == [0.0, 0.0, 0.0, 1.0, 0.0]  # the crash: visible, not a fake 0
     assert columns["errors"] == [0.0, 0.0, 0.0, 1.0, 0.0]
     assert columns["hard_failed"] == [0.0, 0.0, 1.0, 0.0, 0.0]
@@ -139,7 +139,7 @@ def test_batch_manager_form(stack: RewardStack) -> None:
         ground_truths=[g for _, g in SAMPLES],
         extra_infos=[{}] * len(SAMPLES),
     )
-    assert [o["score"] for o in out] == [1.25, 0.25, 0.0, 0.0, 0.25]
+    assert [o["score"] for o in out] == [1.25, 0.25, -0.5, 0.0, 0.25]
     assert all(tuple(o) == f.keys for o in out)
 
 

@@ -24,6 +24,7 @@ default its hidden verifier (``shipped``) and its naive control (``naive``) are 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -103,7 +104,10 @@ def _default_stacks(env: Any) -> dict[str, RewardStack]:
 
 
 def _max_total(stack: RewardStack) -> float:
-    return sum(c.weight for c in stack.components if c.weight > 0)
+    """The best safe total; for a stack with an unbounded component (the naive control pays
+    per citation without a cap) the total with every component at 1 per unit weight."""
+    high = stack.bounds().high
+    return high if math.isfinite(high) else sum(c.weight for c in stack.components if c.weight > 0)
 
 
 def _chunk(

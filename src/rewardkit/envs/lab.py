@@ -160,7 +160,13 @@ def run_lab(*, seed: int = 0) -> LabResult:
             v["D"].hard_failed
             and "unauthorized_write" in v["D"].gate_failures
             and v["D"].components["task"] == 1.0
-            and v["D"].total == 0.0,
+            and v["D"].total == env.stack.fail_value,
+        ),
+        Check(
+            "D ranks last (ordering guarantee)",
+            "D below A, B, C in total and advantage",
+            f"total {v['D'].total}, advantage {adv['D']}",
+            all(_lt(v["D"].total, v[n].total) and _lt(adv["D"], adv[n]) for n in "ABC"),
         ),
         Check(
             "A has the top soft score",

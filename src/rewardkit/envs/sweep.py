@@ -12,7 +12,8 @@ Seed 002 ("reward sensitivity"): sweep each component's weight and check whether
 preferred policy jumps from over-calling to never calling, or from answering to always
 ``unknown``; plot the Pareto front instead of hunting one total. The behaviours are fixed
 scripted policies played once on every task; since the stack is gates-then-linear, the total
-under any weights is ``0 if hard-failed else Σ w_c · component_c`` (checked against
+under any weights is ``fail_value if hard-failed else Σ w_c · component_c`` (the fail value
+of the stack with those weights, below its lowest safe total; checked against
 ``RewardStack.score`` in the tests), so a sweep costs no extra episodes.
 """
 
@@ -29,7 +30,7 @@ from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from .fhir import ENV_IDS
 from .fhir.env import FhirEnv
-from .fhir.verifier import COMPONENTS, DEFAULT_WEIGHTS
+from .fhir.verifier import COMPONENTS, DEFAULT_WEIGHTS, build_stack
 from .fhir.world import TRAPS
 from .registry import make
 
@@ -128,9 +129,10 @@ def _totals(data: dict[str, dict[str, np.ndarray]], weights: dict[str, float]) -
     no score is left out of the sum; an episode the verifier could not score (total None) is
     left out of the mean; a behaviour with no scored episode gets −inf (never preferred)."""
     out = {}
+    fail_value = build_stack(weights).fail_value  # depends on the weights (ordering guarantee)
     for b, d in data.items():
         soft = sum(np.where(np.isnan(d[c]), 0.0, weights[c] * d[c]) for c in COMPONENTS)
-        total = np.where(d["hard_failed"] > 0, 0.0, soft)[d["unscored"] == 0]
+        total = np.where(d["hard_failed"] > 0, fail_value, soft)[d["unscored"] == 0]
         out[b] = float(np.mean(total)) if total.size else -np.inf
     return out
 

@@ -21,6 +21,7 @@ others         TRL: every other dataset column; verl: ``data_source``, ``extra_i
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -56,7 +57,14 @@ def as_stack(target: Target, name: str | None, func: str) -> RewardStack:
             f"The 'name' parameter of {func} is required for a lambda or a callable "
             f"without __name__ (it names the reward in the trainer's logs). Got {name!r}."
         )
-    return RewardStack(components=[Component(comp_name, target)], version=comp_name)
+    # A plain function's range is unknown, and with no gate (and on_error="none") the stack can
+    # never give its fail value, so there is no hard failure whose rank to guarantee.
+    return RewardStack(
+        components=[Component(comp_name, target, range=(-math.inf, math.inf))],
+        fail_value=0.0,
+        ordering="unchecked",
+        version=comp_name,
+    )
 
 
 def resolve(target: Target, name: str | None, func: str) -> tuple[RewardStack, str]:

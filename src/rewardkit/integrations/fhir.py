@@ -258,12 +258,20 @@ class FhirReplayStack(RewardStack):
             gates=[Gate(g.name, partial(_verdict_part, g.name, "gate")) for g in verifier.gates],
             components=[
                 *(
-                    Component(c.name, partial(_verdict_part, c.name, "component"), weight=c.weight)
+                    Component(
+                        c.name,
+                        partial(_verdict_part, c.name, "component"),
+                        weight=c.weight,
+                        required=c.required,
+                        range=c.range,
+                    )
                     for c in verifier.components
                 ),
                 *(Component(m, _METRIC_FNS[m], weight=0.0) for m in METRICS),
             ],
             fail_value=verifier.fail_value,
+            renormalize=verifier.renormalize,
+            ordering=verifier.ordering,
             version=f"replay:{env_id}:{verifier.version}",
         )
         self._parts = ([g.name for g in verifier.gates], [c.name for c in verifier.components])

@@ -76,7 +76,7 @@ def levels_stack(
 
     return RewardStack(
         components=[
-            Component("trajectory", trajectory),
+            Component("trajectory", trajectory, range=(0.0, mapping.ceiling)),  # step means
             Component("frac_masked", frac_masked, weight=0.0),
             Component("has_l0", has_l0, weight=0.0),
         ],

@@ -319,6 +319,14 @@ COMPONENTS = {
     "format": format_,
     "cost": cost,
 }
+RANGES: dict[str, tuple[float, float]] = {  # declared value ranges (the ordering guarantee)
+    "task": (0.0, 1.0),
+    "citation": (0.0, 1.0),
+    "abstention": (-1.0, 1.0),
+    "efficiency": (0.0, 1.0),
+    "format": (0.0, 1.0),
+    "cost": (0.0, 1.0),
+}
 
 
 def build_stack(
@@ -336,7 +344,11 @@ def build_stack(
         )
     return RewardStack(
         gates=[Gate(g.__name__, g) for g in SAFETY_GATES],
-        components=[Component(name, fn, weight=w[name]) for name, fn in COMPONENTS.items()],
+        components=[
+            Component(name, fn, weight=w[name], range=RANGES[name])
+            for name, fn in COMPONENTS.items()
+        ],
+        fail_value="below",  # strictly below the lowest safe total: a hard failure ranks last
         version=version,
     )
 
@@ -355,7 +367,7 @@ def naive_stack() -> RewardStack:
     return RewardStack(
         components=[
             Component("task", naive_status),
-            Component("citation", naive_citations),
+            Component("citation", naive_citations, range=(0.0, float("inf"))),
             Component("format", format_, weight=0.25),
         ],
         version="naive-per-citation",
