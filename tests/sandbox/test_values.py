@@ -123,12 +123,15 @@ def test_user_written_complex_literals_parse():
 
 
 def test_values_equal_rules():
+    """values_equal(actual, expected): tolerance only for a float expected value."""
     assert values_equal(0.1 + 0.2, 0.3)
-    assert values_equal(2, 2.0)
+    assert values_equal(2, 2.0)  # a float expected value accepts an int
+    assert not values_equal(2.0, 2)  # an int expected value needs an int
     assert not values_equal(True, 1)
     assert not values_equal([1, 2], (1, 2))
     assert values_equal(float("nan"), float("nan"))
-    assert values_equal({"a": [1.0]}, {"a": [1]})
+    assert values_equal({"a": [1]}, {"a": [1.0]})
+    assert not values_equal({"a": [1.0]}, {"a": [1]})
     assert not values_equal({"a": 1}, {"b": 1})
     assert not values_equal(1e-3, 2e-3)
 
@@ -144,7 +147,7 @@ def test_keys_and_members_compare_with_exact_types():
     assert not values_equal({(1, True): 0}, {(1, 1): 0})  # at every depth
     assert not values_equal({frozenset({True})}, {frozenset({1})})
     assert not values_equal([{"k": {True}}], [{"k": {1}}])
-    assert values_equal({1: 2.0}, {1: 2})  # values still compare numerically
+    assert values_equal({1: 2}, {1: 2.0})  # values still compare numerically
     assert values_equal({float("nan"): [1]}, {float("nan"): [1.0]})
     assert values_equal({(1, "a"), frozenset({None})}, {(1, "a"), frozenset({None})})
 

@@ -21,11 +21,11 @@ from typing import Any
 try:
     from ._filter import patch_pid
     from ._landlock import restrict_self
-    from ._values import Unserialisable, canon
+    from ._values import TEXT_CAP, Unserialisable, canon
 except ImportError:  # run by the zygote as a plain script, not as part of the package
     from _filter import patch_pid  # type: ignore[no-redef]
     from _landlock import restrict_self  # type: ignore[no-redef]
-    from _values import Unserialisable, canon  # type: ignore[no-redef]
+    from _values import TEXT_CAP, Unserialisable, canon  # type: ignore[no-redef]
 
 __all__ = [
     "TEXT_CAP",
@@ -38,7 +38,6 @@ __all__ = [
     "write_all",
 ]
 
-TEXT_CAP = 1 << 16  # bytes of canonical output sent as text; larger outputs travel as sha256
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 38, 22
 SECCOMP_MODE_FILTER = 2
 
@@ -188,8 +187,13 @@ def _name(e: BaseException) -> str:
 
 
 # ------------------------------------------------- the records, as the zygote checks them
+def _seconds(x: object) -> bool:
+    """A float in [0, 1e7]: NaN, infinities, negatives, bools and ints are not durations."""
+    return type(x) is float and 0.0 <= x <= 1e7  # type: ignore[operator]
+
+
 def is_ready_record(rec: object) -> bool:
-    return type(rec) is list and len(rec) == 2 and rec[0] == "R" and type(rec[1]) is float
+    return type(rec) is list and len(rec) == 2 and rec[0] == "R" and _seconds(rec[1])
 
 
 def decode(line: bytes) -> Any:
@@ -211,13 +215,18 @@ def is_row_record(rec: object) -> bool:
 
 
 def is_cell_record(rec: object, expect_idx: int) -> bool:
-    if type(rec) is not list or len(rec) != 5 or rec[0] != expect_idx:
+    """Exact types and ranges: the index is the int expected next (``true`` equals 1 in
+    Python and would index a whole row of a numpy table), durations are finite and
+    non-negative, a value is at most TEXT_CAP characters, a hash is 64 hex digits."""
+    if type(rec) is not list or len(rec) != 5:
         return False
-    _, kind, dur, cpu, payload = rec
-    return (
-        kind in ("V", "H", "E", "U", "T", "M")
-        and type(dur) is float
-        and type(cpu) is float
-        and type(payload) is str
-        and len(payload) <= (TEXT_CAP if kind == "V" else 200)  # larger values travel as H
-    )
+    idx, kind, dur, cpu, payload = rec
+    if type(idx) is not int or idx != expect_idx or type(kind) is not str:
+        return False
+    if not (_seconds(dur) and _seconds(cpu) and type(payload) is str):
+        return False
+    if kind == "V":
+        return len(payload) <= TEXT_CAP
+    if kind == "H":
+        return len(payload) == 64 and all(c in "0123456789abcdef" for c in payload)
+    return kind in ("E", "U", "T", "M") and len(payload) <= 200

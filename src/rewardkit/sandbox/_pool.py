@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import RewardkitError
 from ._confine import INSTALL_HINT, plan
@@ -105,6 +106,9 @@ class _Job:
     idxs: list[int]
     got: set[int] = field(default_factory=set)
 
+    def __post_init__(self) -> None:
+        self.wanted = frozenset(self.idxs)
+
 
 class _Worker:
     """One zygote process and the jobs it holds."""
@@ -187,6 +191,39 @@ class _Worker:
         except (OSError, subprocess.TimeoutExpired):
             pass
         self.kill()
+
+
+def _decode(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except Exception:  # ValueError, RecursionError, MemoryError: a broken worker
+        return None
+
+
+def _is_cell(rec: Any, job: _Job) -> bool:
+    """``["cell", row, idx, kind, dur, payload]`` for the worker's current job: exact ints (a
+    ``true`` index would select a whole numpy row), a test of that job."""
+    return (
+        type(rec) is list
+        and len(rec) == 6
+        and rec[0] == "cell"
+        and type(rec[1]) is int
+        and rec[1] == job.row
+        and type(rec[2]) is int
+        and rec[2] in job.wanted
+    )
+
+
+def _is_done(rec: Any, job: _Job) -> bool:
+    return (
+        type(rec) is list
+        and len(rec) == 4
+        and rec[0] == "done"
+        and type(rec[1]) is int
+        and rec[1] == job.row
+        and type(rec[2]) is int
+        and type(rec[3]) is int
+    )
 
 
 class LocalPool:
@@ -374,16 +411,19 @@ class LocalPool:
         w.inbuf += chunk
         *lines, w.inbuf = w.inbuf.split(b"\n")
         for line in lines:
-            rec = json.loads(line)
-            if rec[0] == "cell":
+            rec = _decode(line)
+            job = w.jobs[0] if w.jobs else None
+            if job is not None and _is_cell(rec, job):
                 _, row, i, kind, dur, payload = rec
-                cells[(row, i)] = (row, i, kind, dur, payload)
-                if w.jobs and w.jobs[0].row == row:
-                    w.jobs[0].got.add(i)
-            elif rec[0] == "done":
+                cells[(row, i)] = (row, i, kind, dur, payload)  # checked again when compared
+                job.got.add(i)
+            elif job is not None and _is_done(rec, job):
                 self.forks += rec[2]
                 w.peak_kb = max(w.peak_kb, rec[3])
                 w.jobs.popleft()
+            else:  # a worker that says what it cannot mean is treated as lost
+                w.heard = -1e18
+                return
 
     def _replace(self, w: _Worker, cells: dict, queue: deque, tests_msg: dict) -> _Worker:
         """A worker died or stalled: its current cell is a CRASH, the rest of its rows go back

@@ -10,9 +10,10 @@ import ast
 import math
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "Unserialisable", "canon", "parse_literal"]
+__all__ = ["MAX_DEPTH", "TEXT_CAP", "Unserialisable", "canon", "parse_literal"]
 
 MAX_DEPTH = 100  # nesting of a serialised value (the parser accepts 200)
+TEXT_CAP = 1 << 16  # characters of a value sent as text; larger values travel as a sha256
 
 
 class Unserialisable(Exception):
@@ -22,9 +23,11 @@ class Unserialisable(Exception):
 _SCALARS = (type(None), bool, int, str, bytes)
 
 
-def canon(x: Any, depth: int = 0) -> str:
+def canon(x: Any, depth: int = 0, *, ordered: bool = False) -> str:
     """Canonical literal text of a plain value: exact types only (a subclass or an object with
-    its own ``__eq__`` / ``__repr__`` is Unserialisable), sets and dict items sorted."""
+    its own ``__eq__`` / ``__repr__`` is Unserialisable), sets sorted, dict items sorted —
+    or, with ``ordered=True`` (a test's arguments), in their insertion order, which a program
+    can observe (``list(d)``)."""
     t = type(x)
     if depth > MAX_DEPTH:
         raise Unserialisable("nesting deeper than 100")
@@ -41,12 +44,14 @@ def canon(x: Any, depth: int = 0) -> str:
         return t.__repr__(x)  # type: ignore[call-arg]
     d = depth + 1
     if t is list:
-        return "[" + ", ".join([canon(v, d) for v in x]) + "]"
+        return "[" + ", ".join([canon(v, d, ordered=ordered) for v in x]) + "]"
     if t is tuple:
-        parts = [canon(v, d) for v in x]
+        parts = [canon(v, d, ordered=ordered) for v in x]
         return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
     if t is dict:
-        items = sorted([(canon(k, d), canon(v, d)) for k, v in x.items()])
+        items = [(canon(k, d, ordered=ordered), canon(v, d, ordered=ordered)) for k, v in x.items()]
+        if not ordered:
+            items.sort()
         return "{" + ", ".join([k + ": " + v for k, v in items]) + "}"
     if t is set or t is frozenset:
         body = ", ".join(sorted([canon(v, d) for v in x]))

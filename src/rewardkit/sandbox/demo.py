@@ -14,8 +14,8 @@ __all__ = ["demo_section"]
 
 TESTS = (TestCase("([3, 1, 2],)", "[1, 2, 3]"), TestCase("([],)", "[]"), TestCase("(1,", "[]"))
 PROGRAMS = {  # name → (source, expected status of the first two cells)
-    # A fake record for the current test is just an output ("PASS" is no literal: FAIL); the
-    # real record that follows is out of order: the child is killed (CRASH).
+    # A fake record for the current test is a malformed output ("PASS" is no literal), so
+    # its cell is CRASH; the real record that follows is out of order: the child is killed.
     "correct": ("def sort(xs):\n    return sorted(xs)\n", Status.PASS),
     "wrong (reversed)": ("def sort(xs):\n    return sorted(xs)[::-1] + [0]\n", Status.FAIL),
     "syntax error": ("def sort(xs)\n    return xs\n", Status.SYNTAX),
@@ -32,7 +32,7 @@ PROGRAMS = {  # name → (source, expected status of the first two cells)
         "import os\ndef sort(xs):\n    for fd in range(64):\n        try:\n"
         '            os.write(fd, b\'[0, "V", 0.0, 0.0, "PASS"]\\n\')\n'
         "        except OSError:\n            pass\n    return None\n",
-        (Status.FAIL, Status.CRASH),
+        (Status.CRASH, Status.CRASH),
     ),
 }
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +21,10 @@ import numpy as np
 
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
-from ._values import Unserialisable, canon, parse_literal
+from ._compare import Malformed, check_cell, parse_bounded, safe_text, tree_equal, values_equal
+from ._values import TEXT_CAP, Unserialisable, canon, parse_literal
 
-__all__ = ["ExecutionTable", "Status", "TestCase", "graded_correctness"]
+__all__ = ["ExecutionTable", "Status", "TestCase", "graded_correctness", "values_equal"]
 
 
 class Status(enum.IntEnum):
@@ -66,7 +66,7 @@ class _Prepared:
     """Tests parsed once: canonical input texts for the workers, expected values for us."""
 
     inputs: list[str | None]  # canonical argument tuple, None for an invalid test
-    expected: list[Any]
+    expected: list[Any]  # value trees (``_compare``), or _BY_HASH for the largest
     expected_text: list[str | None]
     expected_sha: list[str | None]
     problems: list[str]  # why a test is invalid ("" when valid)
@@ -84,7 +84,9 @@ def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
             if type(args) is not tuple:
                 raise ValueError(f"input must be a tuple literal, got {type(args).__name__}")
             exp = parse_literal(t.expected)
-            arg_text, exp_text = canon(args), canon(exp)
+            # Arguments keep their dict order (a program can see it); outputs do not.
+            arg_text, exp_text = canon(args, ordered=True), canon(exp)
+            tree = parse_bounded(exp_text) if len(exp_text) <= TEXT_CAP else _BY_HASH
         except (
             ValueError,
             SyntaxError,
@@ -92,6 +94,7 @@ def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
             RecursionError,
             MemoryError,
             Unserialisable,
+            Malformed,
         ) as e:
             inputs.append(None)
             expected.append(None)
@@ -100,87 +103,76 @@ def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
             problems.append(f"{type(e).__name__}: {str(e)[:120]}")
             continue
         inputs.append(arg_text)
-        expected.append(exp)
+        expected.append(tree)
         texts.append(exp_text)
         shas.append(hashlib.sha256(exp_text.encode()).hexdigest())
         problems.append("")
     return _Prepared(inputs, expected, texts, shas, problems)
 
 
-def values_equal(a: Any, b: Any) -> bool:
-    """Equality of two plain values as a test means it: exact types, except that int and float
-    *values* compare numerically (floats with rel/abs tolerance 1e-9, NaN equal to NaN); bool is
-    not int, list is not tuple.  Dict keys and set members are identities, not values: they
-    match exactly, type included, at every depth (``{True: 2}`` is not ``{1: 2}``, ``{1.0}`` is
-    not ``{1}``, ``{(1, True)}`` is not ``{(1, 1)}``)."""
-    ta, tb = type(a), type(b)
-    if ta in (int, float) and tb in (int, float) and (ta is float or tb is float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-    if ta is not tb:
-        return False
-    if ta in (list, tuple):
-        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
-    if ta is dict:
-        ka, kb = {_exact(k): v for k, v in a.items()}, {_exact(k): v for k, v in b.items()}
-        return (
-            len(a) == len(b)
-            and ka.keys() == kb.keys()
-            and all(values_equal(ka[k], kb[k]) for k in ka)
-        )
-    if ta in (set, frozenset):
-        return _exact_members(a) == _exact_members(b)
-    return bool(a == b)
-
-
-def _exact(x: Any) -> Any:
-    """A hashable stand-in for a key or set member that is equal only for the same type and
-    value at every depth (Python itself says ``True == 1 == 1.0``); NaN stands for every NaN."""
-    t = type(x)
-    if t is float and x != x:
-        return (float, "nan")
-    if t is tuple:
-        return (tuple, tuple(_exact(v) for v in x))
-    if t is frozenset:
-        return (frozenset, _exact_members(x))
-    if t is complex:
-        return (complex, _exact(x.real), _exact(x.imag))
-    return (t, x)
-
-
-def _exact_members(s: set | frozenset) -> tuple[int, frozenset]:
-    # The size too: several NaN objects are distinct members but share one stand-in.
-    return len(s), frozenset(_exact(v) for v in s)
-
-
 class _Comparer:
-    """Turns raw cells into (status, output hash, detail), parsing each distinct output once."""
+    """Turns raw cells into (status, output hash, detail), parsing each distinct output once.
 
-    def __init__(self, prep: _Prepared) -> None:
-        self.prep = prep
+    Every cell is checked by exact type and range first (``_compare.check_cell``); a malformed
+    one marks only its own cell CRASH, and one whose row or column is not an int in range is
+    dropped.  Nothing here raises, and each cell costs a bounded amount (``_compare``)."""
+
+    def __init__(self, prep: _Prepared, m: int) -> None:
+        self.prep, self.m = prep, m
         self.parsed: dict[str, Any] = {}
 
-    def __call__(self, idx: int, kind: str, payload: str) -> tuple[Status, str, str]:
+    def __call__(self, raw: object) -> tuple[int, int, float, Status, str, str] | None:
+        k = len(self.prep.inputs)
+        try:
+            row, idx, kind, dur, payload = check_cell(raw, self.m, k)
+        except Malformed as e:
+            if not _addressable(raw, self.m, k):
+                return None
+            row, idx = raw[0], raw[1]  # type: ignore[index]
+            reason = f"malformed record: {e.args[0]}"
+            return row, idx, 0.0, Status.CRASH, _sha16("C:malformed"), reason
         if kind == "V":
-            return self._value(idx, payload), _sha16(payload), ""
+            status, detail = self._value(idx, payload)
+            return row, idx, dur, status, _sha16(payload), detail
         if kind == "H":  # too large to send: compared by hash, exactly
             ok = payload == self.prep.expected_sha[idx]
-            return (Status.PASS if ok else Status.FAIL), payload[:16], "output compared by sha256"
-        status = _KIND_STATUS[kind]
-        detail = f"unserialisable return value: {payload}" if kind == "U" else payload
-        return status, _sha16(f"{kind}:{payload}"), detail
+            status = Status.PASS if ok else Status.FAIL
+            return row, idx, dur, status, payload[:16], "output compared by sha256"
+        text = safe_text(payload)
+        detail = f"unserialisable return value: {text}" if kind == "U" else text
+        return row, idx, dur, _KIND_STATUS[kind], _sha16(f"{kind}:{text}"), detail
 
-    def _value(self, idx: int, text: str) -> Status:
+    def _value(self, idx: int, text: str) -> tuple[Status, str]:
         if text == self.prep.expected_text[idx]:
-            return Status.PASS
-        if text not in self.parsed:
+            return Status.PASS, ""
+        expected = self.prep.expected[idx]
+        if expected is _BY_HASH:
+            return Status.FAIL, ""
+        tree = self.parsed.get(text)
+        if tree is None:
             try:
-                self.parsed[text] = (True, parse_literal(text))
-            except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
-                self.parsed[text] = (False, None)
-        ok, value = self.parsed[text]
-        return Status.PASS if ok and values_equal(value, self.prep.expected[idx]) else Status.FAIL
+                tree = parse_bounded(text)
+            except Malformed as e:
+                return Status.CRASH, f"malformed record: {e.args[0]}"
+            if len(text) <= _CACHE_TEXT:
+                self.parsed[text] = tree
+        return (Status.PASS if tree_equal(tree, expected) else Status.FAIL), ""
+
+
+_CACHE_TEXT = 4096  # parsed trees of outputs up to this size are kept for reuse
+_BY_HASH = object()  # an expected value too large to send as text: compared by sha256 only
+
+
+def _addressable(raw: object, m: int, k: int) -> bool:
+    """A record whose row and column are ints in range: a malformed one marks that cell."""
+    return (
+        type(raw) in (tuple, list)
+        and len(raw) == 5  # type: ignore[arg-type]
+        and type(raw[0]) is int  # type: ignore[index]
+        and type(raw[1]) is int  # type: ignore[index]
+        and 0 <= raw[0] < m  # type: ignore[index]
+        and 0 <= raw[1] < k  # type: ignore[index]
+    )
 
 
 def _sha16(text: str) -> str:
@@ -232,11 +224,13 @@ def build_table(
     durations = np.zeros((m, K))
     hashes = np.full((m, K), _sha16("C:missing"), dtype=object)
     detail = np.full((m, K), "no record", dtype=object)
-    compare = _Comparer(prep)
-    for row, idx, kind, dur, payload in cells:
-        st, h, d = compare(idx, kind, payload)
-        status[row, idx], hashes[row, idx], detail[row, idx] = st, h, d
-        durations[row, idx] = dur
+    compare = _Comparer(prep, m)
+    for raw in cells:
+        judged = compare(raw)
+        if judged is not None:
+            row, idx, dur, st, h, d = judged
+            status[row, idx], hashes[row, idx], detail[row, idx] = st, h, d
+            durations[row, idx] = dur
     for idx, problem in enumerate(prep.problems):
         if problem:
             status[:, idx] = Status.INVALID_TEST
