@@ -75,7 +75,7 @@ def check_cell(raw: object, m: int, k: int) -> Cell:
     row, idx, kind, dur, payload = raw  # type: ignore[misc]
     if type(row) is not int or not 0 <= row < m:
         raise Malformed(f"row {row!r:.40} is not an int in [0, {m})")
-    if not 0 <= idx < k:
+    if type(idx) is not int or not 0 <= idx < k:
         raise Malformed(f"test index {idx!r:.40} is not an int in [0, {k})")
     check_payload(kind, dur, payload)
     return row, idx, kind, dur, payload
