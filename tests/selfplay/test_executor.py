@@ -96,10 +96,11 @@ def test_both_executors_give_the_same_pass_table_and_hashes():
     np.testing.assert_array_equal(b.passed, a.passed)
     np.testing.assert_array_equal(b.output_hash, a.output_hash)
     np.testing.assert_array_equal(b.invalid_test, a.invalid_test)
-    # By hand (docs/sandbox.md): 2.0 passes 2, 0.1 + 0.2 passes 0.3, {True: 2} fails {1: 2},
-    # {True} fails {1}, (1,) fails [1], NaN passes NaN, 1e-3 passes 0.001 and 2e-3 fails it.
-    assert b.passed[0, :7].tolist() == [True, True, False, False, False, True, True]
+    # By hand (docs/sandbox.md): 2.0 fails 2 (an int expected value needs an int), 0.1 + 0.2
+    # passes 0.3, {True: 2} fails {1: 2}, {True} fails {1}, (1,) fails [1], NaN passes NaN,
+    # 1e-3 passes 0.001 and 2e-3 fails it.
+    assert b.passed[0, :7].tolist() == [False, True, False, False, False, True, True]
     assert b.passed[1, :7].tolist() == [True, True, True, True, True, True, False]
-    assert b.passed[2, 7] and not b.passed[0, 7]  # {1: 2.0} passes {1: 2}
+    assert not b.passed[2, 7] and not b.passed[0, 7]  # {1: 2.0} fails {1: 2}
     assert b.passed[3, 8]
     assert b.invalid_test[:, 9].all() and not b.invalid_test[:, :9].any()

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ._values import MAX_DEPTH, TEXT_CAP, canon
+from ._values import MAX_DEPTH, TEXT_CAP, Unserialisable, canon
 
 __all__ = [
     "KINDS",
@@ -253,9 +253,10 @@ def values_equal(actual: Any, expected: Any) -> bool:
     """Plain Python values compared as the sandbox compares outputs (module docstring); False
     when either is not a plain literal value."""
     try:
-        return tree_equal(parse_bounded(canon(actual)), parse_bounded(canon(expected)))
-    except Exception:
+        a, e = parse_bounded(canon(actual)), parse_bounded(canon(expected))
+    except (Unserialisable, Malformed, ValueError, RecursionError):  # not plain, or too big
         return False
+    return tree_equal(a, e)
 
 
 def parse_all(texts: Sequence[str | None]) -> list[Any]:
