@@ -189,7 +189,7 @@ def _name(e: BaseException) -> str:
 # ------------------------------------------------- the records, as the zygote checks them
 def _seconds(x: object) -> bool:
     """A float in [0, 1e7]: NaN, infinities, negatives, bools and ints are not durations."""
-    return type(x) is float and 0.0 <= x <= 1e7  # type: ignore[operator]
+    return type(x) is float and 0.0 <= x <= 1e7
 
 
 def is_ready_record(rec: object) -> bool:

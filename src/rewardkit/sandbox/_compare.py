@@ -70,9 +70,13 @@ class Malformed(Exception):
 def check_cell(raw: object, m: int, k: int) -> Cell:
     """``raw`` as a cell of an (m, K) table, or Malformed.  Row and column must be ``int`` (not
     bool, not float, not numpy scalars: ``a[r, True]`` would index a whole row), in range."""
-    if type(raw) not in (tuple, list) or len(raw) != 5:  # type: ignore[arg-type]
+    if not isinstance(raw, (tuple, list)) or type(raw) not in (tuple, list) or len(raw) != 5:
         raise Malformed("not a 5-field record")
-    row, idx, kind, dur, payload = raw  # type: ignore[misc]
+    row: Any = raw[0]
+    idx: Any = raw[1]
+    kind: Any = raw[2]
+    dur: Any = raw[3]
+    payload: Any = raw[4]
     if type(row) is not int or not 0 <= row < m:
         raise Malformed(f"row {row!r:.40} is not an int in [0, {m})")
     if type(idx) is not int or not 0 <= idx < k:
@@ -112,7 +116,7 @@ def safe_text(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------- bounded parse
-class _Members(tuple):  # type: ignore[type-arg]
+class _Members(tuple):
     """A set / frozenset as the sorted canonical texts of its members (no hashing)."""
 
     frozen = False
@@ -122,7 +126,7 @@ class _FrozenMembers(_Members):
     frozen = True
 
 
-class _Pairs(tuple):  # type: ignore[type-arg]
+class _Pairs(tuple):
     """A dict as ((key text, value), …) sorted by key text (no hashing)."""
 
 
