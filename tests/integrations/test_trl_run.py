@@ -17,7 +17,7 @@ trl = pytest.importorskip("trl", reason="TRL run needs the [trl] extra")
 torch = pytest.importorskip("torch", reason="TRL run needs the [torch] extra")
 
 from rewardkit.integrations.levels import levels_stack  # noqa: E402
-from rewardkit.integrations.trl import TRLReward, reward_func  # noqa: E402
+from rewardkit.integrations.trl import MixedNoneWarning, TRLReward, reward_func  # noqa: E402
 from rewardkit.stack import Component, Gate, RewardStack  # noqa: E402
 
 KEYS = (
@@ -101,7 +101,12 @@ def test_grpo_trainer_logs_rewardkit_metrics(
         train_dataset=ds,
         processing_class=tokenizer,
     )
-    trainer.train()
+    with pytest.warns(MixedNoneWarning, match="sum_then_normalize") as caught:
+        trainer.train()
+    assert {str(w.message).split("'")[1] for w in caught if w.category is MixedNoneWarning} == {
+        "rk",
+        "levels_B",
+    }
 
     logs = [h for h in trainer.state.log_history if "rewards/rk/mean" in h]
     assert len(logs) == len(calls) == 3, trainer.state.log_history
@@ -120,6 +125,11 @@ def test_grpo_trainer_logs_rewardkit_metrics(
         scored = [v for v in expected if v is not None]
         if scored:
             assert h["rewards/levels_B/mean"] == pytest.approx(sum(scored) / len(scored))
+        # TRL's None semantics with two functions (sum_then_normalize, as the warning says): a
+        # None is summed as 0 unless every function returned None for that row
+        rows = [(a, b) for a, b in zip(out, expected) if not (a is None and b is None)]
+        summed = [(a or 0.0) + (b or 0.0) for a, b in rows]
+        assert h["reward"] == pytest.approx(sum(summed) / len(summed), abs=1e-6)
         assert h["levels_B/trajectory/frac_none"] == pytest.approx(expected.count(None) / n)
         # completions reach the reward in TRL's format for the dataset's kind
         first = kw["completions"][0]

@@ -29,19 +29,100 @@ sample in a batch logs NaN, never 0).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
+import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .._completion import completion_text
-from ..errors import ConfigError
+from ..errors import ConfigError, RewardkitWarning
 from ..levels import DEFAULT_MAPPING, LevelMapping
 from ..stack import RewardResult, RewardStack
 from ._common import Target, resolve
 from .levels import levels_stack
 
-__all__ = ["TRLReward", "fhir_reward_func", "levels_reward_func", "reward_func"]
+__all__ = [
+    "AsyncTRLReward",
+    "TRLReward",
+    "async_reward_func",
+    "MixedNoneWarning",
+    "mixed_none_warning",
+    "environment",
+    "fhir_reward_func",
+    "levels_reward_func",
+    "reward_func",
+    "verdict_metrics",
+]
+
+
+class MixedNoneWarning(RewardkitWarning):
+    """A rewardkit reward that can return None is one of several TRL reward functions."""
+
+
+def mixed_none_warning(
+    name: str, names: Sequence[str], weights: Sequence[float], aggregation: str
+) -> str | None:
+    """The warning for reward ``name`` among TRL's ``names`` (with ``weights``) under
+    ``multi_objective_aggregation``, or None when its ``None`` keeps TRL's meaning ("cannot
+    score": the row leaves the baseline), i.e. when no other function has a nonzero weight."""
+    others = [n for n, w in zip(names, weights) if n != name and w != 0]
+    if not others:
+        return None
+    if aggregation == "normalize_then_sum":
+        effect = (
+            "a None from it becomes 0 after its per-group z-score, i.e. the group's mean for "
+            "that function (neither pushed up nor down), while the row stays in the baseline"
+        )
+    else:
+        effect = (
+            "TRL sums a None from it as 0 (nansum) whenever another function scored the row, "
+            "so an unscorable episode ranks like a zero-reward one in its group"
+        )
+    return (
+        f"The rewardkit reward {name!r} is one of several TRL reward functions "
+        f"({', '.join(others)}); under multi_objective_aggregation={aggregation!r} {effect}. "
+        f"Only a row where every function returns None is left out. Put the parts in one "
+        f"RewardStack as components (one reward function) to keep None meaning 'cannot score'."
+    )
+
+
+def _warn_if_mixed(holder: Any, name: str) -> None:
+    """Warn once (per ``holder``) when TRL's trainer, found on the call stack, mixes the reward
+    ``name`` with other reward functions of nonzero weight."""
+    if getattr(holder, "_mixed_checked", False):
+        return
+    holder._mixed_checked = True
+    frame = sys._getframe(1)
+    for _ in range(8):
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return
+        trainer: Any = frame.f_locals.get("self")
+        if hasattr(trainer, "reward_func_names") and hasattr(
+            trainer, "multi_objective_aggregation"
+        ):
+            rows = [
+                (n, float(w))
+                for f, n, w in zip(
+                    trainer.reward_funcs,
+                    trainer.reward_func_names,
+                    trainer.reward_weights.tolist(),
+                )
+                if not getattr(f, "_rewardkit_metrics_only", False)
+            ]
+            msg = mixed_none_warning(
+                name,
+                [n for n, _ in rows],
+                [w for _, w in rows],
+                str(trainer.multi_objective_aggregation),
+            )
+            if msg is not None:
+                warnings.warn(msg, MixedNoneWarning, stacklevel=3)
+            return
+
 
 # Keyword arguments TRL passes that are not per-completion dataset columns.
 _TRAINER_KWARGS = ("trainer_state", "log_extra", "log_metric")
@@ -125,6 +206,7 @@ class TRLReward:
                 f"The 'completions' parameter of reward function {self.__name__!r} is required "
                 f"(TRL passes it as a keyword). Got None."
             )
+        _warn_if_mixed(self, self.__name__)
         log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
         columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
         results = self.stack.score_batch(
@@ -167,6 +249,72 @@ def reward_func(
     """
     stack, name = resolve(stack_or_fn, name, "reward_func")
     return TRLReward(stack, name, log_components=log_components)
+
+
+class AsyncTRLReward(TRLReward):
+    """An ``async`` TRL reward function: TRL runs it on its event loop together with the other
+    async reward functions (``asyncio.gather``), and at most ``max_concurrency`` episodes are
+    scored at once, each in a worker thread (for components that call an LLM judge or a
+    sandbox over the network)."""
+
+    def __init__(
+        self, stack: RewardStack, name: str, *, max_concurrency: int, log_components: bool = True
+    ) -> None:
+        super().__init__(stack, name, log_components=log_components)
+        self.max_concurrency = max_concurrency
+
+    async def __call__(  # type: ignore[override]
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        if completions is None:
+            raise ConfigError(
+                f"The 'completions' parameter of reward function {self.__name__!r} is required "
+                f"(TRL passes it as a keyword). Got None."
+            )
+        _warn_if_mixed(self, self.__name__)
+        log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
+        columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
+        episodes = self.episodes(prompts, completions, completion_ids, columns)
+        limit = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(ep: dict[str, Any]) -> RewardResult:
+            async with limit:
+                return await asyncio.to_thread(self.stack.score, ep)
+
+        results = list(await asyncio.gather(*(one(ep) for ep in episodes)))
+        self.last_results = tuple(results)
+        if log_metric is not None and self.log_components:
+            for key, value in self.metrics(results).items():
+                log_metric(key, value)
+        return [r.total for r in results]
+
+
+def async_reward_func(
+    stack_or_fn: Target,
+    *,
+    name: str | None = None,
+    max_concurrency: int = 8,
+    log_components: bool = True,
+) -> AsyncTRLReward:
+    """Like :func:`reward_func`, but ``async``: for stacks whose components wait on an LLM judge
+    or a remote service. ``max_concurrency``: episodes scored at once (a positive int)."""
+    if (
+        isinstance(max_concurrency, bool)
+        or not isinstance(max_concurrency, int)
+        or max_concurrency < 1
+    ):
+        raise ConfigError(
+            f"The 'max_concurrency' parameter of async_reward_func must be a positive int. "
+            f"Got {max_concurrency!r}."
+        )
+    stack, name = resolve(stack_or_fn, name, "async_reward_func")
+    return AsyncTRLReward(
+        stack, name, max_concurrency=max_concurrency, log_components=log_components
+    )
 
 
 def levels_reward_func(
@@ -214,3 +362,37 @@ def fhir_reward_func(
     if name is None:
         name = re.sub(r"\W+", "_", env_id).strip("_")
     return reward_func(stack, name=name, log_components=log_components)
+
+
+def environment(
+    env_id: str,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    task_column: str = "task",
+    name: str | None = None,
+) -> type:
+    """A class for ``GRPOTrainer(environment_factory=...)``: the environment's tools as typed,
+    documented methods, ``reset(**row)`` → the task's prompt, ``get_reward()`` → the hidden
+    verifier's total (None when it cannot score). See :mod:`rewardkit.integrations.trl_env`."""
+    from .trl_env import environment as _environment
+
+    return _environment(env_id, env_kwargs=env_kwargs, task_column=task_column, name=name)
+
+
+def verdict_metrics(prefix: str, verdicts: Sequence[Any], gates: Sequence[str]) -> dict[str, float]:
+    """``log_metric`` scalars of a batch of environment verdicts: ``<prefix>/<component>`` and
+    ``/frac_none``, ``<prefix>/gate/<gate>`` (pass rate), ``frac_hard_failed``,
+    ``frac_unscorable``, ``frac_errors``; a mean over no value is NaN (TRL drops it)."""
+    n = len(verdicts)
+    out: dict[str, float] = {}
+    names = list(verdicts[0].components) if verdicts else []
+    for c in names:
+        present = [v.components.get(c) for v in verdicts if v.components.get(c) is not None]
+        out[f"{prefix}/{c}"] = _mean([float(x) for x in present])
+        out[f"{prefix}/{c}/frac_none"] = (n - len(present)) / n if n else math.nan
+    for g in gates:
+        out[f"{prefix}/gate/{g}"] = _mean([float(g not in v.gate_failures) for v in verdicts])
+    out[f"{prefix}/frac_hard_failed"] = _mean([float(v.hard_failed) for v in verdicts])
+    out[f"{prefix}/frac_unscorable"] = _mean([float(v.total is None) for v in verdicts])
+    out[f"{prefix}/frac_errors"] = _mean([float(bool(v.errors)) for v in verdicts])
+    return out
