@@ -1,32 +1,39 @@
-"""Validate your own reward with rewardkit's five gates (the shipped bio-audit judge and data).
+"""Audit your own reward: an exact-match math reward on a labelled set (examples/audit_math/).
 
-Any object with ``recipes``, ``default_recipe`` and ``__call__(steps, *, recipe, session)`` is a
-reward; the factory lets the determinism gate rebuild it in a fresh process.
+The same as the command line in docs/audit.md:
+    cd examples/audit_math
+    rewardkit calibrate --reward mathreward:make --gold items.jsonl
+    rewardkit validate --reward mathreward:make --items items.jsonl --golden golden.jsonl \
+        --spike-in spike_in.jsonl
 """
 
-from rewardkit.audit import validate
+from pathlib import Path
 
-VALUES = {0: 0.0, 1: 0.30, 2: 0.60, 3: 0.85}
+from rewardkit.audit.agreement import calibrate_rewards
+from rewardkit.audit.data import RewardRecord, read_golden, read_items, read_spike_pairs
+from rewardkit.audit.userreward import load_reward
+from rewardkit.audit.validate_reward import validate_reward
 
+HERE = Path(__file__).parent / "audit_math"
 
-class WorstStepReward:
-    """Trajectory reward = the reward of its worst unmasked step (−1 steps are masked)."""
+reward = load_reward("mathreward:make", cwd=HERE)  # imported as pytest would: folder on the path
+items = read_items(HERE / "items.jsonl", require_gold=True)
+scores = [reward.score(it.reward_input()) for it in items]
+rewards = [RewardRecord(it.id, s.value, s.components) for it, s in zip(items, scores)]
 
-    recipes = ("worst",)
-    default_recipe = "worst"
+cal = calibrate_rewards(items, rewards, n_resamples=500, names={"rewards": "mathreward:make"})
+ra, st, g = cal.rank_agreement, cal.stratified, cal.groups
+print(f"Spearman rho {ra.spearman.value:.3f}, Kendall tau_b {ra.kendall_tau_b.value:.3f}")
+print(f"good - bad {st.diff:+.3f} (p {st.pvalue:.4f}); inverted pairs in groups {g.n_inverted}")
 
-    def __call__(self, steps, *, recipe, session=False):
-        kept = [s.level for s in steps if s.level != -1]
-        return min(VALUES[lv] for lv in kept) if kept else None
-
-
-if __name__ == "__main__":
-    v = validate(
-        reward=WorstStepReward(),
-        reward_factory=("validate_own_reward:WorstStepReward", {}),
-        n_resamples=500,
-    )
-    for g in v.gates:
-        print(f"{g.name:12s} {'PASS' if g.passed else 'FAIL'}  {g.summary}")
-    st = v.evidence["stratified"]
-    print(f"evidence: good {st['mean_good']:.3f} vs bad {st['mean_bad']:.3f}, p {st['pvalue']:.4f}")
+v = validate_reward(
+    reward,
+    items=items,
+    golden=read_golden(HERE / "golden.jsonl"),
+    pairs=read_spike_pairs(HERE / "spike_in.jsonl"),
+    declared_range=(-0.5, 1.1),  # fail value -0.5; at most 1.0 + 0.1 * 1.0
+    cwd=str(HERE),
+)
+for gate in v.gates:
+    print(f"{gate.name:12s} {gate.status.upper():8s} {gate.summary}")
+print(f"outcome: {v.outcome}")

@@ -9,13 +9,15 @@ import pytest
 from audit_fakes import FakeJudge, make_tasks
 
 from rewardkit.audit import calibrate
+from rewardkit.audit.preset import bioaudit_inputs
 from rewardkit.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory):
     out = tmp_path_factory.mktemp("cal")
-    return calibrate(out=out, plots=True), out
+    p = bioaudit_inputs()
+    return calibrate(p.tasks, judge=p.judge, note=p.note, out=out, plots=True), out
 
 
 def test_b_separates_more_than_a_and_rankings_agree(shipped):

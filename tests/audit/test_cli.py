@@ -10,7 +10,7 @@ from rewardkit.cli import main
 
 
 def test_validate_passes_on_the_shipped_benchmark(tmp_path, capsys):
-    assert main(["validate", "--json", "--out", str(tmp_path)]) == 0
+    assert main(["validate", "--preset", "bioaudit", "--json", "--out", str(tmp_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["passed"] is True and all(out["gates"].values()) and len(out["gates"]) == 5
     saved = json.loads((tmp_path / "validation.json").read_text())
@@ -27,7 +27,18 @@ def test_validate_passes_on_the_shipped_benchmark(tmp_path, capsys):
 def test_broken_mapping_in_config_fails_the_mapping_gate(tmp_path, capsys):
     cfg = tmp_path / "rewardkit.toml"
     cfg.write_text("[reward]\nmapping = { 0 = 0.0, 1 = 0.6, 2 = 0.3, 3 = 0.85 }\n")
-    code = main(["validate", "--config", str(cfg), "--json", "--out", str(tmp_path / "o")])
+    code = main(
+        [
+            "validate",
+            "--preset",
+            "bioaudit",
+            "--config",
+            str(cfg),
+            "--json",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert code == 1
     gates = json.loads(capsys.readouterr().out)["gates"]
     assert gates["mapping"] is False and gates["golden"] is True
@@ -44,7 +55,21 @@ def test_edited_golden_file_fails_the_golden_gate(tmp_path, capsys):
     (tmp_path / "golden.jsonl").write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "rewardkit.toml"
     cfg.write_text('[data]\ngolden = "golden.jsonl"\n')
-    assert main(["validate", "--config", str(cfg), "--json", "--out", str(tmp_path / "o")]) == 1
+    assert (
+        main(
+            [
+                "validate",
+                "--preset",
+                "bioaudit",
+                "--config",
+                str(cfg),
+                "--json",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 1
+    )
     gates = json.loads(capsys.readouterr().out)["gates"]
     assert [k for k, ok in gates.items() if not ok] == ["golden"]
 
@@ -52,14 +77,33 @@ def test_edited_golden_file_fails_the_golden_gate(tmp_path, capsys):
 def test_bad_config_exits_2_with_one_line(tmp_path, capsys):
     cfg = tmp_path / "rewardkit.toml"
     cfg.write_text("[stats]\nn_resamples = -3\n")
-    assert main(["validate", "--config", str(cfg), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            ["validate", "--preset", "bioaudit", "--config", str(cfg), "--out", str(tmp_path / "o")]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("rewardkit: error: ") and "field 'stats.n_resamples'" in err
     assert err.count("\n") == 1 and not (tmp_path / "o").exists()
 
 
 def test_calibrate_writes_the_table(tmp_path, capsys):
-    assert main(["calibrate", "--no-plots", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--preset",
+                "bioaudit",
+                "--generator-seeds",
+                "3",
+                "--no-plots",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "| recipe | Spearman ρ [CI]" in text and "PASS B separates more than A" in text
     for name in ("preregistration.json", "calibration.json", "calibration.md"):
@@ -69,7 +113,8 @@ def test_calibrate_writes_the_table(tmp_path, capsys):
 def test_calibrate_exits_1_when_the_acceptance_fails(tmp_path, capsys):
     cfg = tmp_path / "rewardkit.toml"
     cfg.write_text("[stats]\nseed_tolerance = 0.0001\nn_resamples = 300\n")
-    args = ["calibrate", "--config", str(cfg), "--no-plots", "--json", "--out", str(tmp_path)]
+    args = ["calibrate", "--preset", "bioaudit", "--config", str(cfg), "--generator-seeds", "0"]
+    args += ["--no-plots", "--json", "--out", str(tmp_path)]
     assert main(args) == 1
     cal = json.loads(capsys.readouterr().out)["calibration"]
     failed = [f["name"] for f in cal["acceptance"] if not f["passed"]]
@@ -79,6 +124,20 @@ def test_calibrate_exits_1_when_the_acceptance_fails(tmp_path, capsys):
 def test_calibrate_refuses_a_broken_mapping(tmp_path, capsys):
     cfg = tmp_path / "rewardkit.toml"
     cfg.write_text("[reward]\nmapping = { 0 = 0.0, 1 = 0.3, 2 = 0.6, 3 = 0.8 }\n")
-    assert main(["calibrate", "--config", str(cfg), "--no-plots", "--out", str(tmp_path)]) == 2
+    assert (
+        main(
+            [
+                "calibrate",
+                "--preset",
+                "bioaudit",
+                "--config",
+                str(cfg),
+                "--no-plots",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "field 'reward.mapping'" in err and "ceiling" in err

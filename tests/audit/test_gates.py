@@ -11,6 +11,7 @@ from audit_fakes import FakeGolden, FakeJudge, HashSeedReward, NoisyReward, Swap
 
 from rewardkit.audit import VALIDATION_GATES, LevelReward, validate
 from rewardkit.audit.gates import gate_ablations, gate_determinism, gate_golden, gate_mapping
+from rewardkit.audit.preset import bioaudit_inputs
 from rewardkit.levels import LevelMapping
 
 
@@ -202,7 +203,16 @@ def test_shipped_golden_passes_and_an_edited_golden_file_fails(tmp_path):
 
 
 def test_all_five_gates_pass_on_the_shipped_benchmark():
-    v = validate(n_resamples=500)
+    p = bioaudit_inputs()
+    v = validate(
+        p.tasks,
+        judge=p.judge,
+        golden=p.golden,
+        substrates=p.substrates,
+        candidates=p.candidates,
+        judge_factory=p.judge_factory,
+        n_resamples=500,
+    )
     assert v.passed, [(g.name, g.summary) for g in v.gates if not g.passed]
     assert v.gate("spike_in").evidence["paradigms"] == {"deg": True, "pan": True, "scrna": True}
     ev = v.gate("determinism").evidence

@@ -58,9 +58,15 @@ def test_missing_substrate_is_named():
 
 
 def test_shipped_benchmark_passes_on_all_three_paradigms():
-    from rewardkit.bioaudit import INJECTION_CANDIDATES, PARADIGMS, Engine
+    from rewardkit.bioaudit import INJECTION_CANDIDATES, PARADIGMS, Engine, load_benchmark
 
-    s = spike_in(judge=Engine(), reward=LevelReward())
+    bm = load_benchmark()
+    s = spike_in(
+        judge=Engine(),
+        reward=LevelReward(),
+        substrates=bm.substrates,
+        candidates=INJECTION_CANDIDATES,
+    )
     assert s.passed and tuple(s.paradigms) == PARADIGMS
     assert len(s.cases) == sum(len(v) for v in INJECTION_CANDIDATES.values())
     for c in s.cases:

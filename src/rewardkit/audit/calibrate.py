@@ -100,7 +100,7 @@ class Calibration(JsonMixin):
     acceptance: tuple[Check, ...]  # preregistered: decides ``passed``
     findings: tuple[Check, ...]  # recipe comparisons: evidence
     passed: bool
-    note: str = "synthetic benchmark"
+    note: str = ""  # what the reader must know about the data (the bio-audit preset's caveats)
 
     def recipe(self, name: str) -> RecipeCalibration:
         return next(r for r in self.recipes if r.recipe == name)
@@ -214,6 +214,7 @@ def calibrate(
     alpha: float = 0.05,
     seed_tolerance: float = 0.05,
     registration_id: str = "rewardkit-calibration",
+    note: str = "",
     out: str | Path | None = None,
     plots: bool = False,
     progress: bool | None = False,
@@ -221,7 +222,9 @@ def calibrate(
     """Run the preregistered calibration; with ``out`` write preregistration.json (first),
     calibration.json, calibration.md (the seed §7 table) and, with ``plots``, calibration.png.
 
-    Defaults: the shipped bio-audit benchmark's 60 tasks, ``Engine()`` and ``LevelReward()``.
+    ``tasks`` and ``judge`` are required (the shipped benchmark is the explicit preset
+    :func:`rewardkit.audit.preset.bioaudit_inputs`); ``reward`` defaults to ``LevelReward()``.
+    ``note`` is carried into the result (the preset's caveats about its data).
     """
     fn = "calibrate"
     b = check_positive_int(n_resamples, "n_resamples", fn)
@@ -236,10 +239,11 @@ def calibrate(
     if not seed_t:
         raise ConfigError(f"The 'seeds' parameter of {fn} must hold at least one seed. Got ().")
     if tasks is None or judge is None:
-        from ..bioaudit import Engine, load_benchmark
-
-        tasks = load_benchmark().tasks if tasks is None else tasks
-        judge = Engine() if judge is None else judge
+        missing = "tasks" if tasks is None else "judge"
+        raise ConfigError(
+            f"The '{missing}' parameter of {fn} is required. For the shipped synthetic "
+            f"benchmark use rewardkit.audit.preset.bioaudit_inputs() (the bio-audit preset)."
+        )
     if reward is None:
         from .protocols import LevelReward
 
@@ -295,6 +299,7 @@ def calibrate(
         acceptance=tuple(acceptance),
         findings=tuple(_comparisons(results)),
         passed=all(f.passed for f in acceptance),
+        note=note,
     )
     if outdir is not None:
         write_atomic(outdir / "calibration.json", cal.to_json(indent=1) + "\n")

@@ -1,11 +1,16 @@
-"""``rewardkit calibrate`` and ``rewardkit validate``.
+"""``rewardkit calibrate`` and ``rewardkit validate``: any reward on the user's own data, or the
+bio-audit preset when asked for by name.
 
-    rewardkit calibrate [--config rewardkit.toml] [--n-resamples B] [--no-plots]
-                        [--json] [--out DIR]
-    rewardkit validate  [--config rewardkit.toml] [--json] [--out DIR]
+    rewardkit calibrate --rewards FILE --gold FILE [--strata FIELD] [--good-min X]
+    rewardkit calibrate --reward module:factory --gold FILE [...]
+    rewardkit validate  --reward module:factory [--items FILE] [--golden FILE]
+                        [--spike-in FILE] [--perturb module:function] [--range LOW:HIGH]
+    rewardkit calibrate | validate --preset bioaudit [--config rewardkit.toml]
 
-Exit status: 0 all gates (or the preregistered acceptance) pass, 1 one fails, 2 bad input
-(one line on stderr naming the file / field and what is accepted).
+Exit status: ``calibrate`` 0 when the preregistered criteria pass, 1 when one fails;
+``validate`` 0 when all five gates ran and passed, 1 when a gate failed, 4 when every gate
+that ran passed but some were not run for lack of data (``--allow-not-run``: 0); 2 bad input
+(one line on stderr naming the file / line / field and what is accepted).
 """
 
 from __future__ import annotations
@@ -24,10 +29,14 @@ from .protocols import level_reward
 
 __all__ = ["calibrate_cmd", "validate_cmd"]
 
+NO_DATA = (
+    "no data given: {what}; or --preset bioaudit for the shipped synthetic bio-audit benchmark"
+)
+
 
 class UnbuildableReward:
-    """Stands in for a reward whose configuration is invalid: every call raises its error, so
-    the gates that need a reward fail with that error as evidence."""
+    """Stands in for a level reward whose configuration is invalid: every call raises its
+    error, so the gates that need a reward fail with that error as evidence."""
 
     default_recipe = "B"
     recipes = ("A", "B", "C")
@@ -39,28 +48,40 @@ class UnbuildableReward:
         raise self.error
 
 
-def _build(target: str) -> Any:
+def _build(target: str, field: str) -> Any:
     from ._child import build
+    from .userreward import _add_cwd
 
+    _add_cwd(None)
     try:
         return build((target, {}))
     except (ImportError, AttributeError) as exc:
-        raise InputError(f"cannot import '{target}': {exc}", field="factory") from None
+        raise InputError(f"cannot import '{target}': {exc}", field=field) from None
 
 
-def _setup(cfg: AuditConfig, *, need_valid_reward: bool) -> dict[str, Any]:
-    """Judge, reward, their factories and the data, from the validated config."""
-    from ..bioaudit import Engine, load_benchmark
+def _preset_setup(
+    cfg: AuditConfig, *, preset: str | None, need_valid_reward: bool, miss: float, spur: float
+) -> dict[str, Any]:
+    """Judge, level reward, their factories and the data for the bio-audit preset (or the
+    user's bio-audit-format tasks from rewardkit.toml)."""
+    from .preset import bioaudit_inputs
 
-    judge_factory: tuple[str, dict[str, Any]]
-    reward_factory: tuple[str, dict[str, Any]] | None
+    use_bench = preset == "bioaudit" or cfg.benchmark is not None
+    if not use_bench and cfg.tasks is None:
+        raise InputError(
+            NO_DATA.format(what="the config names no tasks ([data] tasks = FILE)"),
+            path=cfg.source,
+            field="data.tasks",
+        )
+    p = bioaudit_inputs(cfg.benchmark or "v1.1.0", miss_rate=miss, spurious_rate=spur)
+    judge, judge_factory = p.judge, p.judge_factory
     if cfg.judge_factory:
-        judge, judge_factory = _build(cfg.judge_factory), (cfg.judge_factory, {})
-    else:
-        judge, judge_factory = Engine(), ("rewardkit.bioaudit:Engine", {})
+        judge, judge_factory = _build(cfg.judge_factory, "judge.factory"), (cfg.judge_factory, {})
     reward: Any
+    reward_factory: tuple[str, dict[str, Any]] | None
     if cfg.reward_factory:
-        reward, reward_factory = _build(cfg.reward_factory), (cfg.reward_factory, {})
+        reward = _build(cfg.reward_factory, "reward.factory")
+        reward_factory = (cfg.reward_factory, {})
     else:
         try:
             reward = level_reward(cfg.mapping, cfg.ceiling, cfg.gamma, cfg.recipe)
@@ -71,9 +92,8 @@ def _setup(cfg: AuditConfig, *, need_valid_reward: bool) -> dict[str, Any]:
                     f"{cfg.source or 'config'}: field 'reward.mapping': {exc}"
                 ) from None
             reward, reward_factory = UnbuildableReward(exc), None
-    bm = load_benchmark(Path(cfg.benchmark) if "/" in cfg.benchmark else cfg.benchmark)
-    tasks: Sequence[Any] = bm.tasks
-    golden: Sequence[Any] = bm.golden
+    tasks: Sequence[Any] = p.tasks if use_bench else ()
+    golden: Sequence[Any] | None = p.golden if use_bench else None
     if cfg.tasks is not None:
         from ..bioaudit import read_tasks
 
@@ -89,8 +109,11 @@ def _setup(cfg: AuditConfig, *, need_valid_reward: bool) -> dict[str, Any]:
         "reward_factory": reward_factory,
         "tasks": tasks,
         "golden": golden,
-        "substrates": bm.substrates,
-        "benchmark": {"version": bm.version, "hashes": bm.hashes},
+        "substrates": p.substrates if use_bench else None,
+        "candidates": p.candidates if use_bench else None,
+        "benchmark": dict(p.benchmark) if use_bench else None,
+        "engine": dict(p.engine) if use_bench else None,
+        "note": p.note if use_bench else "",
     }
 
 
@@ -98,38 +121,249 @@ def _config(path: Path | None) -> AuditConfig:
     return AuditConfig() if path is None else AuditConfig.from_toml(path)
 
 
-_config_option = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="rewardkit.toml with [reward], [judge], [stats], [thresholds], [data].",
-)
+def _preset_options(f: Any) -> Any:
+    f = click.option(
+        "--spurious-rate",
+        type=click.FloatRange(0, 1),
+        default=0.0,
+        help="bioaudit preset: the engine fires a spurious rule on a clean decision at this rate.",
+    )(f)
+    f = click.option(
+        "--miss-rate",
+        type=click.FloatRange(0, 1),
+        default=0.0,
+        help="bioaudit preset: the engine misses a rule firing at this rate (an imperfect "
+        "judge; the shipped engine is exact by construction).",
+    )(f)
+    f = click.option(
+        "--preset",
+        type=click.Choice(["bioaudit"]),
+        default=None,
+        help="Run on the shipped synthetic bio-audit benchmark (level rewards, rule engine).",
+    )(f)
+    f = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="rewardkit.toml for the bio-audit preset: [reward], [judge], [stats], [data].",
+    )(f)
+    return f
+
+
+_PATH = click.Path(dir_okay=False, path_type=Path)
+
+
+# --------------------------------------------------------------------------- calibrate
 
 
 @click.command("calibrate")
-@_config_option
+@click.option(
+    "--rewards",
+    "rewards_path",
+    type=_PATH,
+    default=None,
+    help="JSONL of {id, reward[, components]}, or an adapter's log_path= file.",
+)
+@click.option(
+    "--gold",
+    "gold_path",
+    type=_PATH,
+    default=None,
+    help="JSONL of items {id, gold[, stratum, group, ...]}; gold a number or a bool.",
+)
+@click.option(
+    "--reward",
+    "reward_spec",
+    default=None,
+    help="module:factory to score the gold items instead of reading --rewards.",
+)
+@click.option(
+    "--strata",
+    "strata_field",
+    default="stratum",
+    show_default=True,
+    help="Item field that names each item's stratum (per-stratum agreement).",
+)
+@click.option(
+    "--good-min",
+    type=float,
+    default=None,
+    help="Numeric gold: items with gold >= this are 'good' [default: the highest].",
+)
+@click.option(
+    "--n-bins",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Bins of the reliability diagram (probability-valued rewards).",
+)
 @click.option("--n-resamples", type=click.IntRange(min=1), default=None, help="Bootstrap B.")
+@click.option(
+    "--generator-seeds",
+    type=click.IntRange(min=0),
+    default=80,
+    show_default=True,
+    help="bioaudit preset: recompute ρ and diff over this many generator seeds.",
+)
 @click.option("--plots/--no-plots", default=True, help="Write calibration.png (report extra).")
+@_preset_options
 @common_options
 @click.pass_context
 def calibrate_cmd(
     ctx: click.Context,
-    config_path: Path | None,
+    rewards_path: Path | None,
+    gold_path: Path | None,
+    reward_spec: str | None,
+    strata_field: str,
+    good_min: float | None,
+    n_bins: int,
     n_resamples: int | None,
+    generator_seeds: int,
     plots: bool,
+    config_path: Path | None,
+    preset: str | None,
+    miss_rate: float,
+    spurious_rate: float,
     as_json: bool | None,
     out: Path | None,
 ) -> None:
-    """Calibrate the reward against gold: recipes A/B/C, the seed §7 table, preregistered."""
+    """Calibrate a reward against gold labels: ρ and τ_b with intervals, good vs bad, seed
+    stability, groups, strata, and ECE / reliability for probability-valued rewards."""
+    as_json, out = resolve_settings(ctx, as_json, out)
+    if rewards_path or gold_path or reward_spec:
+        if preset or config_path:
+            raise click.UsageError(
+                "--preset/--config and --rewards/--gold/--reward exclude each other"
+            )
+        _calibrate_user(
+            ctx,
+            rewards_path,
+            gold_path,
+            reward_spec,
+            strata_field,
+            good_min,
+            n_bins,
+            n_resamples,
+            as_json,
+            out,
+        )
+        return
+    if preset is None and config_path is None:
+        raise InputError(
+            NO_DATA.format(
+                what="give --rewards FILE --gold FILE (or --reward module:factory --gold FILE)"
+            )
+        )
+    _calibrate_preset(
+        ctx,
+        config_path,
+        preset,
+        miss_rate,
+        spurious_rate,
+        n_resamples,
+        generator_seeds,
+        plots,
+        as_json,
+        out,
+    )
+
+
+def _calibrate_user(
+    ctx: click.Context,
+    rewards_path: Path | None,
+    gold_path: Path | None,
+    reward_spec: str | None,
+    strata_field: str,
+    good_min: float | None,
+    n_bins: int,
+    n_resamples: int | None,
+    as_json: bool,
+    out: Path,
+) -> None:
+    from .agreement import calibrate_rewards
+    from .data import RewardRecord, read_items, read_rewards
+
+    if gold_path is None:
+        raise InputError(
+            "missing; calibrate compares against gold: give --gold FILE", field="--gold"
+        )
+    if (rewards_path is None) == (reward_spec is None):
+        raise InputError(
+            "give exactly one of --rewards FILE (the reward's outputs) or "
+            "--reward module:factory (score the gold items)",
+            field="--rewards",
+        )
+    items = read_items(gold_path, require_gold=True, strata_field=strata_field)
+    repeats = 0
+    if rewards_path is not None:
+        records, repeats = read_rewards(rewards_path)
+        rewards_name = str(rewards_path)
+    else:
+        from .userreward import load_reward
+
+        assert reward_spec is not None
+        r = load_reward(reward_spec)
+        records = ()
+        for it in items:
+            s = r.score(it.reward_input())
+            records += (RewardRecord(it.id, s.value, dict(s.components), it.source),)
+        rewards_name = reward_spec
+    cal = calibrate_rewards(
+        items,
+        tuple(records),
+        good_min=good_min,
+        n_resamples=n_resamples or 2000,
+        n_bins=n_bins,
+        names={"rewards": rewards_name, "gold": str(gold_path)},
+        strata_field=strata_field,
+        n_repeats=repeats,
+        out=out,
+    )
+    hashes = write_artefacts(
+        out,
+        {"calibration.json": cal, "calibration.md": cal.table()},
+        manifest="calibrate-manifest.json",
+    )
+    if as_json:
+        click.echo(
+            canonical_json(
+                {
+                    "passed": cal.passed,
+                    "out": out.as_posix(),
+                    "calibration": cal.to_dict(),
+                    "artefacts": hashes,
+                }
+            )
+        )
+    else:
+        click.echo(cal.table())
+        click.echo(f"written to {out}/: preregistration.json, calibration.json, calibration.md")
+    if not cal.passed:
+        ctx.exit(1)
+
+
+def _calibrate_preset(
+    ctx: click.Context,
+    config_path: Path | None,
+    preset: str | None,
+    miss_rate: float,
+    spurious_rate: float,
+    n_resamples: int | None,
+    generator_seeds: int,
+    plots: bool,
+    as_json: bool,
+    out: Path,
+) -> None:
     from .._optional import require
     from .calibrate import calibrate
 
-    as_json, out = resolve_settings(ctx, as_json, out)
     cfg = _config(config_path)
     if plots:
         require("matplotlib", "report", "calibration plots (or pass --no-plots)")
-    s = _setup(cfg, need_valid_reward=True)
+    s = _preset_setup(
+        cfg, preset=preset, need_valid_reward=True, miss=miss_rate, spur=spurious_rate
+    )
     cal = calibrate(
         s["tasks"],
         judge=s["judge"],
@@ -139,16 +373,22 @@ def calibrate_cmd(
         confidence_level=cfg.confidence_level,
         alpha=cfg.alpha,
         seed_tolerance=cfg.seed_tolerance,
+        note=s["note"],
         out=out,
         plots=plots,
         progress=None if not as_json else False,
     )
+    artefacts: dict[str, Any] = {"calibration.json": cal, "calibration.md": cal.table()}
+    spread = None
+    if s["benchmark"] is not None:
+        artefacts["benchmark.json"] = {**s["benchmark"], "engine": s["engine"], "note": s["note"]}
+        if generator_seeds:
+            from .preset import generator_seed_spread
+
+            spread = generator_seed_spread(range(generator_seeds), judge=s["judge"])
+            artefacts["generator-seeds.json"] = spread
     # calibrate() wrote preregistration.json first; these rewrite the same bytes, hashed.
-    hashes = write_artefacts(
-        out,
-        {"calibration.json": cal, "calibration.md": cal.table(), "benchmark.json": s["benchmark"]},
-        manifest="calibrate-manifest.json",
-    )
+    hashes = write_artefacts(out, artefacts, manifest="calibrate-manifest.json")
     if as_json:
         click.echo(
             canonical_json(
@@ -164,60 +404,215 @@ def calibrate_cmd(
         from rich.console import Console
 
         console = Console()
+        what = s["note"] or f"{len(s['tasks'])} tasks from {cfg.tasks}"
         console.print(
-            f"[bold]calibration[/] ({len(s['tasks'])} tasks, "
-            f"B = {cal.preregistration.n_resamples}, synthetic benchmark)"
+            f"[bold]calibration[/] ({len(s['tasks'])} tasks, B = {cal.preregistration.n_resamples})"
         )
+        console.print(what, markup=False)
         click.echo(cal.table())
         for f in (*cal.acceptance, *cal.findings):
             mark = "[green]PASS[/]" if f.passed else "[red]FAIL[/]"
             console.print(f"{mark} {f.name}: {f.measured} (expected {f.expected})")
-        console.print(
-            f"written to {out}/: preregistration.json, calibration.json, calibration.md"
-            + (", calibration.png" if plots else "")
-        )
+        if spread is not None:
+            console.print(
+                f"over generator seeds 0–{generator_seeds - 1} (chosen: {spread.chosen_seed}):",
+                markup=False,
+            )
+            for key, v in spread.summary.items():
+                if v["mean"] is not None:
+                    console.print(
+                        f"  {key}: mean {v['mean']:.3f} ± {v['sd'] or 0:.3f} "
+                        f"[{v['min']:.3f}, {v['max']:.3f}], chosen seed {v['chosen']}",
+                        markup=False,
+                    )
+        console.print(f"written to {out}/")
     if not cal.passed:
         ctx.exit(1)
 
 
+# --------------------------------------------------------------------------- validate
+
+
+def _parse_range(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        lo_s, hi_s = text.split(":")
+        lo, hi = float(lo_s), float(hi_s)
+    except ValueError:
+        raise InputError(f"expected LOW:HIGH, e.g. 0:1; got {text!r}", field="--range") from None
+    if not lo <= hi:
+        raise InputError(f"expected LOW <= HIGH; got {text!r}", field="--range")
+    return lo, hi
+
+
 @click.command("validate")
-@_config_option
+@click.option(
+    "--reward",
+    "reward_spec",
+    default=None,
+    help="module:factory (a RewardStack, or a zero-argument callable returning "
+    "reward(item) -> float | None or a RewardStack); the working directory is "
+    "on the import path.",
+)
+@click.option(
+    "--items",
+    "items_path",
+    type=_PATH,
+    default=None,
+    help="JSONL of items {id, ...fields}: range, determinism and ablations run on them.",
+)
+@click.option(
+    "--golden",
+    "golden_path",
+    type=_PATH,
+    default=None,
+    help="JSONL of {id, expected, ...fields}: the rewards must match exactly.",
+)
+@click.option(
+    "--spike-in",
+    "spike_path",
+    type=_PATH,
+    default=None,
+    help="JSONL of {id, clean: {...}, corrupted: {...}, min_drop?}.",
+)
+@click.option(
+    "--perturb",
+    "perturb_spec",
+    default=None,
+    help="module:function turning an item into a corrupted copy (with --items).",
+)
+@click.option(
+    "--range",
+    "range_text",
+    default=None,
+    help="Declared reward range LOW:HIGH (else the reward's own declaration).",
+)
+@click.option(
+    "--spike-in-drop",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Required drop clean → corrupted [default: > 0; preset: 0.30].",
+)
+@click.option(
+    "--ceiling",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="bioaudit preset: the mapping gate's ceiling [default 0.85, or the config's].",
+)
+@click.option(
+    "--allow-not-run",
+    is_flag=True,
+    default=False,
+    help="Exit 0 (not 4) when every gate that ran passed but some were not run.",
+)
+@_preset_options
 @common_options
 @click.pass_context
 def validate_cmd(
-    ctx: click.Context, config_path: Path | None, as_json: bool | None, out: Path | None
+    ctx: click.Context,
+    reward_spec: str | None,
+    items_path: Path | None,
+    golden_path: Path | None,
+    spike_path: Path | None,
+    perturb_spec: str | None,
+    range_text: str | None,
+    spike_in_drop: float | None,
+    ceiling: float | None,
+    allow_not_run: bool,
+    config_path: Path | None,
+    preset: str | None,
+    miss_rate: float,
+    spurious_rate: float,
+    as_json: bool | None,
+    out: Path | None,
 ) -> None:
-    """Run the five reward-validate gates (exit 1 when one fails)."""
-    from .validate import validate
-
+    """Run the five gates — range, determinism, spike-in, ablations, golden — on your reward
+    and your data (exit 0 all passed, 1 one failed, 4 some not run)."""
     as_json, out = resolve_settings(ctx, as_json, out)
-    cfg = _config(config_path)
-    s = _setup(cfg, need_valid_reward=False)
-    v = validate(
-        s["tasks"],
-        judge=s["judge"],
-        reward=s["reward"],
-        golden=s["golden"],
-        substrates=s["substrates"],
-        judge_factory=s["judge_factory"],
-        reward_factory=s["reward_factory"],
-        ceiling=cfg.ceiling,
-        spike_in_drop=cfg.spike_in_drop,
-        n_resamples=cfg.n_resamples,
-        rng=cfg.seeds[0],
+    user_flags = (items_path, golden_path, spike_path, perturb_spec, range_text)
+    if reward_spec is not None or any(x is not None for x in user_flags):
+        if preset or config_path:
+            raise click.UsageError("--preset/--config and --reward exclude each other")
+        if reward_spec is None:
+            raise InputError(
+                "missing; the gates need the reward: --reward module:factory", field="--reward"
+            )
+        code = _validate_user(
+            reward_spec,
+            items_path,
+            golden_path,
+            spike_path,
+            perturb_spec,
+            _parse_range(range_text),
+            spike_in_drop,
+            as_json,
+            out,
+        )
+        if code == 4 and allow_not_run:
+            code = 0
+        if code:
+            ctx.exit(code)
+        return
+    if preset is None and config_path is None:
+        raise InputError(
+            NO_DATA.format(
+                what="give --reward module:factory and your data (--items / --golden / --spike-in)"
+            )
+        )
+    code = _validate_preset(
+        config_path, preset, miss_rate, spurious_rate, spike_in_drop, ceiling, as_json, out
     )
-    hashes = write_artefacts(
-        out,
-        {"validation.json": v, "benchmark.json": s["benchmark"]},
-        manifest="validate-manifest.json",
+    if code == 4 and allow_not_run:
+        code = 0
+    if code:
+        ctx.exit(code)
+
+
+def _validate_user(
+    reward_spec: str,
+    items_path: Path | None,
+    golden_path: Path | None,
+    spike_path: Path | None,
+    perturb_spec: str | None,
+    declared: tuple[float, float] | None,
+    spike_in_drop: float | None,
+    as_json: bool,
+    out: Path,
+) -> int:
+    from .data import read_golden, read_items, read_spike_pairs
+    from .userreward import load_function, load_reward
+    from .validate_reward import EXIT_STATUS, validate_reward
+
+    items = read_items(items_path) if items_path else ()
+    golden = read_golden(golden_path) if golden_path else ()
+    pairs = read_spike_pairs(spike_path) if spike_path else ()
+    perturb = load_function(perturb_spec, param="--perturb") if perturb_spec else None
+    reward = load_reward(reward_spec)
+    names = {
+        k: str(v)
+        for k, v in (("items", items_path), ("golden", golden_path), ("spike_in", spike_path))
+        if v is not None
+    }
+    v = validate_reward(
+        reward,
+        items=items,
+        golden=golden,
+        pairs=pairs,
+        perturb=perturb,
+        declared_range=declared,
+        spike_in_drop=spike_in_drop or 0.0,
+        names=names,
     )
+    hashes = write_artefacts(out, {"validation.json": v}, manifest="validate-manifest.json")
     if as_json:
         click.echo(
             canonical_json(
                 {
+                    "outcome": v.outcome,
                     "passed": v.passed,
                     "out": out.as_posix(),
-                    "gates": {g.name: g.passed for g in v.gates},
+                    "gates": {g.name: g.status for g in v.gates},
                     "artefacts": hashes,
                 }
             )
@@ -226,13 +621,87 @@ def validate_cmd(
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title="rewardkit validate — five gates (synthetic benchmark)")
+        table = Table(title=f"rewardkit validate — {reward.name}")
+        for col in ("gate", "result", "summary"):
+            table.add_column(col)
+        colour = {"pass": "green", "fail": "red", "not run": "yellow"}
+        for g in v.gates:
+            table.add_row(g.name, f"[{colour[g.status]}]{g.status.upper()}[/]", g.summary)
+        console = Console()
+        console.print(table)
+        console.print(f"outcome: {v.outcome}; written to {out}/validation.json")
+    return EXIT_STATUS[v.outcome]
+
+
+def _validate_preset(
+    config_path: Path | None,
+    preset: str | None,
+    miss_rate: float,
+    spurious_rate: float,
+    spike_in_drop: float | None,
+    ceiling: float | None,
+    as_json: bool,
+    out: Path,
+) -> int:
+    from .validate import validate
+    from .validate_reward import EXIT_STATUS
+
+    cfg = _config(config_path)
+    s = _preset_setup(
+        cfg, preset=preset, need_valid_reward=False, miss=miss_rate, spur=spurious_rate
+    )
+    v = validate(
+        s["tasks"],
+        judge=s["judge"],
+        reward=s["reward"],
+        golden=s["golden"],
+        substrates=s["substrates"],
+        candidates=s["candidates"],
+        judge_factory=s["judge_factory"],
+        reward_factory=s["reward_factory"],
+        ceiling=cfg.ceiling if ceiling is None else ceiling,
+        spike_in_drop=cfg.spike_in_drop if spike_in_drop is None else spike_in_drop,
+        n_resamples=cfg.n_resamples,
+        rng=cfg.seeds[0],
+        note=s["note"],
+    )
+    artefacts: dict[str, Any] = {"validation.json": v}
+    if s["benchmark"] is not None:
+        artefacts["benchmark.json"] = {**s["benchmark"], "engine": s["engine"], "note": s["note"]}
+    hashes = write_artefacts(out, artefacts, manifest="validate-manifest.json")
+    if as_json:
+        click.echo(
+            canonical_json(
+                {
+                    "outcome": v.outcome,
+                    "passed": v.passed,
+                    "out": out.as_posix(),
+                    "gates": {g.name: g.passed for g in v.gates},
+                    "not_run": [g.name for g in v.gates if g.not_run],
+                    "artefacts": hashes,
+                }
+            )
+        )
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="rewardkit validate — five gates (level reward)")
         for col in ("gate", "result", "summary"):
             table.add_column(col)
         for g in v.gates:
-            table.add_row(g.name, "[green]PASS[/]" if g.passed else "[red]FAIL[/]", g.summary)
+            mark = (
+                "[yellow]NOT RUN[/]"
+                if g.not_run
+                else "[green]PASS[/]"
+                if g.passed
+                else "[red]FAIL[/]"
+            )
+            table.add_row(g.name, mark, g.summary)
         console = Console()
         console.print(table)
+        if s["note"]:
+            console.print(s["note"], markup=False)
         ev = v.evidence
         if "rank_agreement" in ev:
             ra, st = ev["rank_agreement"], ev["stratified"]
@@ -244,6 +713,5 @@ def validate_cmd(
                 f"evidence (recipe {ev['recipe']}, not a gate): Spearman ρ {rho}, "
                 f"Kendall τ_b {tau}, diff {st['diff']:+.3f}, p {st['pvalue']:.4f}"
             )
-        console.print(f"written to {out}/validation.json")
-    if not v.passed:
-        ctx.exit(1)
+        console.print(f"outcome: {v.outcome}; written to {out}/validation.json")
+    return EXIT_STATUS[v.outcome]

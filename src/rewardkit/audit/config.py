@@ -24,7 +24,7 @@ Layout (every key optional)::
     [thresholds]
     spike_in_drop = 0.30
     [data]
-    benchmark = "v1.1.0"                  # a shipped version or a benchmark folder
+    benchmark = "v1.1.0"                  # the bio-audit preset's data (or a benchmark folder)
     tasks = "tasks.jsonl"                 # your tasks instead of the benchmark's
     golden = "golden.jsonl"               # your golden set instead of the benchmark's
 
@@ -70,7 +70,7 @@ class AuditConfig:
     seed_tolerance: float = 0.05
     alpha: float = 0.05
     spike_in_drop: float = 0.30
-    benchmark: str = "v1.1.0"
+    benchmark: str | None = None  # the bio-audit preset's data, only when asked for
     tasks: Path | None = None
     golden: Path | None = None
     source: str | None = None
@@ -153,10 +153,10 @@ class AuditConfig:
             if v is not None and not isinstance(v, str):
                 raise bad(f"data.{key}", "a path string", v)
             paths[key] = None if v is None else (p.parent / v)
-        bench = get("data", "benchmark", "v1.1.0")
-        if not isinstance(bench, str):
+        bench = get("data", "benchmark", None)
+        if bench is not None and not isinstance(bench, str):
             raise bad("data.benchmark", "a version string or a folder", bench)
-        if bench.startswith((".", "/")) or "/" in bench:
+        if bench is not None and (bench.startswith((".", "/")) or "/" in bench):
             bench = str(p.parent / bench)
         return cls(
             mapping=mapping,

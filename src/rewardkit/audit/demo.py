@@ -14,6 +14,7 @@ from .._plotting import optional_figures
 from .._results import Check, Section
 from ..stats import gold_quality
 from .calibrate import Calibration, calibrate
+from .preset import bioaudit_inputs
 from .spike_in import SpikeIn, SpikeInCase
 from .validate import Validation, validate
 
@@ -23,8 +24,24 @@ DEMO_RESAMPLES = 2000
 
 
 def demo_section() -> Section:
-    cal = calibrate(n_resamples=DEMO_RESAMPLES, registration_id="rewardkit-demo")
-    val = validate(n_resamples=DEMO_RESAMPLES)
+    p = bioaudit_inputs()
+    cal = calibrate(
+        p.tasks,
+        judge=p.judge,
+        n_resamples=DEMO_RESAMPLES,
+        registration_id="rewardkit-demo",
+        note=p.note,
+    )
+    val = validate(
+        p.tasks,
+        judge=p.judge,
+        golden=p.golden,
+        substrates=p.substrates,
+        candidates=p.candidates,
+        judge_factory=p.judge_factory,
+        n_resamples=DEMO_RESAMPLES,
+        note=p.note,
+    )
     checks = [*cal.acceptance, *cal.findings]
     for g in val.gates:
         checks.append(Check(f"gate {g.name}", "pass", g.summary, g.passed))
@@ -40,7 +57,7 @@ def demo_section() -> Section:
         optional_figures(lambda: _figures(cal, val)),
         "Calibration of the level reward against gold annotations (recipes A/B/C, "
         "preregistered), then the five gates validate runs before a reward may be used: "
-        "mapping, determinism, spike-in, ablations, golden.",
+        "mapping, determinism, spike-in, ablations, golden. " + p.note + ".",
     )
 
 

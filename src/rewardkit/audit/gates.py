@@ -40,6 +40,7 @@ __all__ = [
     "gate_golden",
     "gate_mapping",
     "gate_spike_in",
+    "not_run",
     "reward_json",
 ]
 
@@ -49,10 +50,18 @@ Factory = tuple[str, Mapping[str, Any]]
 
 @dataclass(frozen=True)
 class GateResult(JsonMixin):
+    """A gate's verdict. ``not_run``: its data was not given (then ``passed`` is False and
+    ``summary`` names the missing input); a gate never runs on data nobody asked for."""
+
     name: str
     passed: bool
     summary: str
     evidence: Mapping[str, Any]
+    not_run: bool = False
+
+
+def not_run(name: str, why: str) -> GateResult:
+    return GateResult(name, False, f"not run: {why}", {}, not_run=True)
 
 
 def _value(reward: Reward, levels: Sequence[int], recipe: str) -> float | None:
@@ -207,6 +216,9 @@ def gate_spike_in(
     candidates: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     threshold: float = 0.30,
 ) -> GateResult:
+    if substrates is None or candidates is None:
+        missing = "substrates" if substrates is None else "injection candidates"
+        return not_run("spike_in", f"no spike-in {missing} given")
     try:
         s = spike_in(
             judge=judge,
@@ -267,8 +279,10 @@ def gate_ablations(tasks: Sequence[Task], *, judge: Judge, reward: Reward) -> Ga
     )
 
 
-def gate_golden(golden: Sequence[Golden], *, judge: Judge) -> GateResult:
+def gate_golden(golden: Sequence[Golden] | None, *, judge: Judge) -> GateResult:
     """The judge's levels equal the frozen expected levels on every golden decision."""
+    if golden is None:
+        return not_run("golden", "no golden set given ([data] golden in rewardkit.toml)")
     diffs: list[dict[str, Any]] = []
     n_dec = 0
     try:

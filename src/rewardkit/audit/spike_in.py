@@ -3,7 +3,9 @@
 Usage::
 
     from rewardkit.audit import spike_in
-    s = spike_in(judge=Engine(), reward=LevelReward())   # shipped substrates and candidates
+    p = bioaudit_inputs()                                # the bio-audit preset's data
+    s = spike_in(judge=p.judge, reward=LevelReward(), substrates=p.substrates,
+                 candidates=p.candidates)
     s.passed, [(c.paradigm, c.drop) for c in s.cases]
 
 For each paradigm, take its clean 12-step substrate ``<paradigm>_correct`` (all L3, reward 0.85)
@@ -54,34 +56,24 @@ class SpikeIn(JsonMixin):
     passed: bool
 
 
-def _defaults() -> tuple[Mapping[str, Sequence[Any]], Mapping[str, Sequence[Any]]]:
-    from ..bioaudit import INJECTION_CANDIDATES, load_benchmark
-
-    return load_benchmark().substrates, INJECTION_CANDIDATES
-
-
 def spike_in(
     *,
     judge: Judge,
     reward: Reward,
-    substrates: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    candidates: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    substrates: Mapping[str, Sequence[Mapping[str, Any]]],
+    candidates: Mapping[str, Sequence[Mapping[str, Any]]],
     recipe: str | None = None,
     threshold: float = DROP_THRESHOLD,
 ) -> SpikeIn:
     """Inject each candidate into its paradigm's substrate and measure the drop.
 
     ``substrates`` maps ``"<paradigm>_correct"`` to decisions and ``candidates`` maps a paradigm
-    to decisions to inject (defaults: the shipped bio-audit benchmark). ``recipe`` defaults to
-    the reward's default recipe.
+    to decisions to inject (the bio-audit preset's are ``bioaudit_inputs().substrates`` and
+    ``.candidates``). ``recipe`` defaults to the reward's default recipe.
     """
     fn = "spike_in"
     thr = check_real(threshold, "threshold", fn, low=0.0)
     rec = reward.default_recipe if recipe is None else recipe
-    if substrates is None or candidates is None:
-        default_subs, default_cands = _defaults()
-        substrates = default_subs if substrates is None else substrates
-        candidates = default_cands if candidates is None else candidates
     cases: list[SpikeInCase] = []
     paradigms: dict[str, bool] = {}
     for paradigm in sorted(candidates):

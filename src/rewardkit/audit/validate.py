@@ -4,7 +4,10 @@ evidence (seed 000 §6: evidence for human review, not gates).
 Usage::
 
     from rewardkit.audit import validate
-    v = validate()                       # shipped benchmark, Engine, LevelReward (recipe B)
+    from rewardkit.audit.preset import bioaudit_inputs
+    p = bioaudit_inputs()                # the bio-audit preset, chosen explicitly
+    v = validate(p.tasks, judge=p.judge, golden=p.golden, substrates=p.substrates,
+                 candidates=p.candidates, judge_factory=p.judge_factory)
     v.passed, [(g.name, g.passed) for g in v.gates]
 
     v = validate(tasks, judge=my_judge, reward=my_reward, golden=my_golden,
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin
+from ..errors import ConfigError
 from ..stats import gold_quality, rank_agreement, stratified_test
 from .gates import (
     GateResult,
@@ -45,7 +49,15 @@ class Validation(JsonMixin):
     passed: bool
     taskset_hash: str
     reward: Mapping[str, Any]
-    note: str = "synthetic benchmark"
+    note: str = ""  # what the reader must know about the data (the preset's caveats)
+
+    @property
+    def outcome(self) -> str:
+        """ "pass" (all five ran and passed), "incomplete" (the gates that ran passed, some
+        were not run for lack of data) or "fail"."""
+        if any(not g.passed and not g.not_run for g in self.gates):
+            return "fail"
+        return "incomplete" if any(g.not_run for g in self.gates) else "pass"
 
     def gate(self, name: str) -> GateResult:
         return next(g for g in self.gates if g.name == name)
@@ -82,18 +94,18 @@ def validate(
     spike_in_drop: float = 0.30,
     n_resamples: int = 2000,
     rng: int = 42,
+    note: str = "",
 ) -> Validation:
-    """Run the five gates; defaults are the shipped bio-audit benchmark, ``Engine()`` and
-    ``LevelReward()``. ``passed`` is True only when every gate passes."""
-    if tasks is None or golden is None or judge is None:
-        from ..bioaudit import Engine, load_benchmark
-
-        bm = load_benchmark()
-        tasks = bm.tasks if tasks is None else tasks
-        golden = bm.golden if golden is None else golden
-        substrates = bm.substrates if substrates is None else substrates
-        if judge is None:
-            judge, judge_factory = Engine(), ("rewardkit.bioaudit:Engine", {})
+    """Run the five gates on the given data; ``tasks`` and ``judge`` are required (the shipped
+    benchmark is the explicit preset :func:`rewardkit.audit.preset.bioaudit_inputs`). A gate
+    whose data is missing (``golden``; ``substrates`` and ``candidates``) is not run. ``passed``
+    is True only when all five gates ran and passed."""
+    if tasks is None or judge is None:
+        missing = "tasks" if tasks is None else "judge"
+        raise ConfigError(
+            f"The '{missing}' parameter of validate is required. For the shipped synthetic "
+            f"benchmark use rewardkit.audit.preset.bioaudit_inputs() (the bio-audit preset)."
+        )
     reward = LevelReward() if reward is None else reward
     if reward_factory is None:
         reward_factory = getattr(reward, "factory", None)
@@ -123,4 +135,5 @@ def validate(
         passed=all(g.passed for g in gates),
         taskset_hash=taskset_hash(tasks),
         reward=cfg() if callable(cfg) else {"kind": type(reward).__qualname__},
+        note=note,
     )
