@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._checks import check_positive_int, check_real
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
+from .._results import Check
+from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from ..stats import (
     DEFAULT_SEEDS,
@@ -49,7 +50,7 @@ from ..stats.groups import GroupOrdering, group_ordering
 from ..stats.probability import Reliability, reliability
 from .data import Item, RewardRecord, join
 
-__all__ = ["Criterion", "RewardCalibration", "StratumAgreement", "calibrate_rewards"]
+__all__ = ["RewardCalibration", "StratumAgreement", "calibrate_rewards"]
 
 DEFINITIONS = {
     "rank_agreement": "Spearman rho and Kendall tau_b of reward vs gold (a true label = 1, "
@@ -63,16 +64,6 @@ DEFINITIONS = {
     "bins (sklearn calibration_curve binning), Brier score, reliability diagram",
     "excluded": "items whose reward is null are excluded from every statistic (counted)",
 }
-
-
-@dataclass(frozen=True)
-class Criterion(JsonMixin):
-    """One preregistered criterion: what was expected, what was measured, and the verdict."""
-
-    name: str
-    expected: str
-    measured: str
-    passed: bool
 
 
 @dataclass(frozen=True)
@@ -98,7 +89,7 @@ class RewardCalibration(JsonMixin):
     groups: GroupOrdering | None
     probability: Reliability | None
     probability_note: str | None
-    acceptance: tuple[Criterion, ...]
+    acceptance: tuple[Check, ...]
     passed: bool
 
     def table(self) -> str:
@@ -328,7 +319,7 @@ def calibrate_rewards(
     acceptance = []
     if stratified is not None:
         acceptance.append(
-            Criterion(
+            Check(
                 "good items score higher than bad ones",
                 f"diff > 0 and p < {a:g}",
                 f"diff {stratified.diff:+.4f}, p {stratified.pvalue:.4f}",
@@ -336,7 +327,7 @@ def calibrate_rewards(
             )
         )
     acceptance.append(
-        Criterion(
+        Check(
             f"intervals seed-stable over {len(seed_t)} seeds",
             f"identical points, bounds within {tol:g}",
             f"points {'identical' if stability.points_identical else 'differ'}, max spread "

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._checks import check_positive_int, check_real
+from .._validation import check_positive_int, check_real
 from .engine import Engine, Judgment
 
 __all__ = ["ImperfectEngine", "engine_agreement"]

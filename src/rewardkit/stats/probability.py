@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import JsonMixin
+from .._validation import check_positive_int
 from ..errors import ConfigError
 
 __all__ = ["Reliability", "ReliabilityBin", "reliability"]
