@@ -27,10 +27,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ANSWER_STATUSES", "MAX_ABS_VALUE", "ParsedAction", "parse_action"]
+__all__ = ["ANSWER_STATUSES", "MAX_ABS_VALUE", "MAX_ACTION_CHARS", "ParsedAction", "parse_action"]
 
 ANSWER_STATUSES = ("met", "not_met", "unknown")
 MAX_ABS_VALUE = 1e9
+MAX_ACTION_CHARS = 65_536  # every valid action is far shorter (a note holds ≤ 1000 characters)
+MAX_DEPTH = 32  # nesting of objects and arrays; a valid action needs 4
+_UNENCODABLE = "invalid action: "  # how the environment records an action that is not JSON
 _ANSWER_KEYS = {"status", "value", "unit", "evidence", "note"}
 MAX_EVIDENCE = 50
 
@@ -63,7 +66,9 @@ def _no_constant(name: str) -> Any:
     raise _Reject(f"{name} is not a number a verifier can compare")
 
 
-def _check_numbers(obj: Any, where: str) -> None:
+def _check_numbers(obj: Any, where: str, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise _Reject(f"action is nested deeper than {MAX_DEPTH} levels")
     if isinstance(obj, float):
         if math.isnan(obj):
             raise _Reject(f"NaN at {where} is not a number a verifier can compare")
@@ -76,10 +81,10 @@ def _check_numbers(obj: Any, where: str) -> None:
         for k, v in obj.items():
             if not isinstance(k, str):
                 raise _Reject(f"key {k!r} at {where} is not a string")
-            _check_numbers(v, f"{where}.{k}")
+            _check_numbers(v, f"{where}.{k}", depth + 1)
     elif isinstance(obj, (list, tuple)):
         for i, v in enumerate(obj):
-            _check_numbers(v, f"{where}[{i}]")
+            _check_numbers(v, f"{where}[{i}]", depth + 1)
     elif obj is not None and not isinstance(obj, (str, bool)):
         raise _Reject(f"value at {where} is a {type(obj).__name__}, not JSON")
 
@@ -91,6 +96,10 @@ def _load(raw: Any) -> Any:
         except UnicodeDecodeError:
             raise _Reject("action is not UTF-8 text") from None
     if isinstance(raw, str):
+        if raw.startswith(_UNENCODABLE):
+            raise _Reject(raw.removeprefix(_UNENCODABLE))
+        if len(raw) > MAX_ACTION_CHARS:
+            raise _Reject(f"action of {len(raw)} characters; at most {MAX_ACTION_CHARS}")
         if not raw.strip():
             raise _Reject("empty action")
         try:
@@ -170,3 +179,5 @@ def parse_action(raw: Any) -> ParsedAction:
         )
     except _Reject as exc:
         return ParsedAction("invalid", error=str(exc))
+    except RecursionError:  # a pathological object handed in directly (not through Env.step)
+        return ParsedAction("invalid", error=f"action is nested deeper than {MAX_DEPTH} levels")

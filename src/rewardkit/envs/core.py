@@ -33,7 +33,7 @@ from .._json import JsonMixin, canonical_json
 from ..errors import EnvError
 from ..stack import RewardResult
 
-__all__ = ["SNAPSHOT_FORMAT", "Env", "Verdict"]
+__all__ = ["SNAPSHOT_FORMAT", "UNENCODABLE", "Env", "Verdict", "recorded_action"]
 
 SNAPSHOT_FORMAT = "rewardkit-env-snapshot/1"
 
@@ -81,6 +81,50 @@ class Verdict(JsonMixin):
             errors=result.errors,
             **fields,
         )
+
+
+UNENCODABLE = "invalid action: "  # the recorded form of an action that is not JSON
+
+
+def recorded_action(action: Any) -> Any:
+    """The form of ``action`` that the environment judges and the snapshot records.
+
+    Text is kept as is (bytes are decoded as UTF-8). Anything else is kept only if canonical
+    JSON holds it exactly (it reads back equal, with the same types): a NaN (JSON would write
+    null), a tuple (a list), bytes, a set or 5,000-deep nesting become the string
+    ``"invalid action: <why>"``, which every environment rejects as malformed. So a replayed
+    episode judges the same actions as the live one, and no action raises.
+    """
+    if isinstance(action, str):
+        return action
+    if isinstance(action, (bytes, bytearray)):
+        try:
+            return bytes(action).decode("utf-8")
+        except UnicodeDecodeError:
+            return UNENCODABLE + "bytes that are not UTF-8 text"
+    try:
+        back = json.loads(canonical_json(action))
+    except RecursionError:
+        return UNENCODABLE + "nested too deeply"
+    except (TypeError, ValueError) as exc:
+        return UNENCODABLE + f"not JSON ({str(exc)[:120]})"
+    if not _same_json(back, action):
+        return UNENCODABLE + "holds values JSON cannot carry exactly (NaN, tuples, -0.0 …)"
+    return back
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """``a`` (read back from JSON) equals ``b`` with the same container and number types."""
+    if type(a) is not type(b):
+        # an int written and read back as an int; a float as a float; nothing else may differ
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return a == b and str(a) == str(b)  # -0.0 / 0.0 and NaN differ here
+    return bool(a == b)
 
 
 def _none_reason(verdict: Verdict) -> str:
@@ -145,6 +189,7 @@ class Env:
                 f"{self.env_id}: step() called after the episode ended; call "
                 f"reset() to start a new one."
             )
+        action = recorded_action(action)  # what is judged is exactly what the snapshot keeps
         self._actions.append(action)
         obs, terminated, truncated, info = self._step(action)
         reward = 0.0

@@ -38,6 +38,11 @@ __all__ = ["FhirEnv"]
 _OPTIONS = ("trap", "variant")
 
 
+def _copy(obj: Any) -> Any:
+    """A deep copy of a JSON-shaped observation (faster than copy.deepcopy)."""
+    return json.loads(json.dumps(obj))
+
+
 class FhirEnv(Env):
     """A seeded FHIR task environment; see the module docstring."""
 
@@ -136,7 +141,7 @@ class FhirEnv(Env):
         self._optimal = len(self._reference) - 1  # tool calls of the concise path
         obs = {
             "prompt": self.task.prompt,
-            "tools": self._public_tools,
+            "tools": _copy(self._public_tools),
             "budget": self.budget,
             "max_steps": self.max_steps,
         }
@@ -182,6 +187,7 @@ class FhirEnv(Env):
                 self._spent += entry.cost
                 obs = {"tool": spec.name, "result": result}
         self._observations.append(obs)
+        obs = _copy(obs)  # the agent's copy: editing it never reaches the world or the verdict
         if not self._terminated and self._n_steps >= self.max_steps:
             self._truncated = True
         info = {
