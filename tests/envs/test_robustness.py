@@ -31,7 +31,7 @@ def _deep_text(n):
 
 
 def weird_actions(env):
-    sp, so, ans = env.reference_actions()
+    _sp, _so, ans = env.reference_actions()
     a = ans["answer"]
     return {
         "deep_dict": _deep(5000, 1),
@@ -188,7 +188,7 @@ def test_without_the_copies_an_edit_reaches_the_world(monkeypatch):
     monkeypatch.setattr(env_mod, "_copy", lambda obj: obj)
     env = make("fhir/anc-threshold-v1")
     env.reset(seed=0, options={"trap": "none", "variant": 3})
-    sp, so, ans = env.reference_actions()
+    sp, _so, _ans = env.reference_actions()
     obs1 = env.step(sp)[0]
     pid = obs1["result"]["entry"][0]["resource"]["id"]
     saved = env.world.patients[pid]["birthDate"]
