@@ -98,7 +98,7 @@ def _check(table, suite: list[Attack], levels: tuple[str, ...], box: Sandbox) ->
         got = Status(int(table.status[row, 0]))
         if got not in a.allowed:
             said = box._pool.execute([a.src], [0], ["(0,)"], "f")  # what it returned, for the log
-            bad.append(f"({a.goal}) {a.name}: {got.name} {table.detail[row, 0]!r} {said[:1]!r}")
+            bad.append(f"({a.goal}) {a.name}: {got.name} {table.detail[row, 0]!r} {said!r:.300}")
     return bad
 
 

@@ -25,3 +25,10 @@ def test_bench_json(tmp_path, capsys):
 def test_bench_bad_option(capsys):
     assert main(["sandbox", "bench", "--budget", "0"]) == 2
     assert "Invalid value for '--budget'" in capsys.readouterr().err
+
+
+def test_isolation_report_command(capsys):
+    assert main(["sandbox", "isolation"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["mode"] == "strict" and report["confinement"] in ("bwrap", "landlock")
+    assert "seccomp-allowlist" in report["levels"] and report["readable"]

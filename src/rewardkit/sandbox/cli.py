@@ -1,6 +1,7 @@
 """``rewardkit sandbox …``: the sandbox's commands.
 
 rewardkit sandbox bench [--programs 512] [--tests 32] [--budget 0.1] [--json] [--out DIR]
+rewardkit sandbox isolation [--confinement auto|bwrap|landlock]
 """
 
 from __future__ import annotations
@@ -96,3 +97,23 @@ def bench(
         f"parent peak RSS {res.parent_peak_rss_mb:.0f} MiB; worker peak RSS "
         f"{', '.join(f'{r:.0f}' for r in res.worker_peak_rss_mb)} MiB; written to {out}/"
     )
+
+
+@sandbox.command()
+@click.option("--confinement", type=click.Choice(["auto", "bwrap", "landlock"]), default="auto",
+              show_default=True, help="bubblewrap, Landlock, or whichever works (bwrap first).")  # fmt: skip
+def isolation(confinement: str) -> None:
+    """What confines programs on this machine: the isolation report of Sandbox() as JSON.
+
+    Exit 1 when the default strict isolation cannot start here (the report then names what
+    is missing and how to install it)."""
+    from ..errors import RewardkitError
+    from .core import Sandbox
+
+    try:
+        with Sandbox(workers=1, confinement=confinement) as sb:
+            report = sb.isolation_report()
+    except RewardkitError as e:
+        click.echo(canonical_json({"mode": "strict", "refused": str(e)}, indent=1))
+        raise SystemExit(1) from None
+    click.echo(canonical_json(report, indent=1))
