@@ -101,7 +101,7 @@ def bench(
 
 @sandbox.command()
 @click.option("--confinement", type=click.Choice(["auto", "bwrap", "landlock"]), default="auto",
-              show_default=True, help="bubblewrap, Landlock, or whichever works (bwrap first).")  # fmt: skip
+              show_default=True, help="bubblewrap, Landlock, or the first that works.")  # fmt: skip
 def isolation(confinement: str) -> None:
     """What confines programs on this machine: the isolation report of Sandbox() as JSON.
 
