@@ -14,4 +14,5 @@ COMMANDS: dict[str, str] = {
     "sweep": "rewardkit.envs.cli:sweep",
     "sandbox": "rewardkit.sandbox.cli:sandbox",
     "selfplay": "rewardkit.selfplay.cli:selfplay",
+    "learn": "rewardkit.learn.cli:learn",
 }
