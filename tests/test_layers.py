@@ -67,8 +67,8 @@ AREA_DEPS: dict[str, frozenset[str]] = {
     "selfplay": frozenset({"sandbox", "stats"}),
 }
 
-# Inside an area, these modules are its presentation: its subcommands (``cli``) and its section
-# of ``rewardkit demo`` (``demo``). They sit on the top floor.
+# Inside an area or an integrations package, these modules are its presentation: its subcommands
+# (``cli``) and its section of ``rewardkit demo`` (``demo``). They sit on the top floor.
 PRESENTATION_LEAVES = frozenset({"cli", "demo"})
 
 
@@ -115,7 +115,7 @@ def _floor(module: str) -> int:
             f"(one of {', '.join(FLOOR_NAMES)})"
         )
     floor = FLOORS[top]
-    if floor == AREA and parts[-1] in PRESENTATION_LEAVES:
+    if floor in (AREA, INTEGRATIONS) and parts[-1] in PRESENTATION_LEAVES:
         return PRESENTATION
     return floor
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..report.plots import PALETTE, png
+from .._plotting import PALETTE, png
 
 if TYPE_CHECKING:
     from .result import LearnResult

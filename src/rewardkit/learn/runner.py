@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_positive_int
 from .._json import canonical_json, content_hash, write_atomic
 from .._optional import require
+from .._validation import check_positive_int
 from .._version import __version__
 from ..errors import ConfigError
 from ._model import build_model, build_tokenizer, warm_start
