@@ -96,11 +96,13 @@ def test_bad_arguments(small, kwargs, match):
 @pytest.mark.slow
 def test_full_simulation_350_steps_four_arms_three_seeds(tmp_path):
     sim = simulate(rng=0)
-    assert sim.steps == 350 and sim.arms == ("A", "B", "C", "D") and sim.n_seeds == 3
-    assert len(sim.records) == 350 * 4 * 3
+    assert sim.steps == 350 and sim.arms == ("A", "B", "C", "D", "control") and sim.n_seeds == 3
+    assert len(sim.records) == 350 * 5 * 3
     a = sim.summary["per_arm"]["A"]
-    # the seed's main hypothesis, in this simulation: D_s falls while pass@1 rises under A
-    assert all(a["main_hypothesis_per_seed"])
+    # the seed's main hypothesis is a pattern the control shows too: not creditable to IG
+    assert all(a["pattern_D_s_falls_pass_rises_per_seed"])
+    assert all(sim.summary["per_arm"]["control"]["pattern_D_s_falls_pass_rises_per_seed"])
+    assert set(sim.summary["vs_control"]) == {"A", "B", "C", "D"}
     assert a["instruments"]["H_y"]["last"] < a["instruments"]["H_y"]["first"]
     assert a["p4"]["holds"]
     for arm in "CD":
@@ -123,3 +125,21 @@ def test_alpha_sweep_is_paired_and_reads_p3(small):
         ConfigError, match=r"'alphas' parameter of alpha_sweep must be distinct values"
     ):
         alpha_sweep(alphas=(0.5, 1.0), steps=2, bank=small)
+
+
+def test_control_arm_is_arm_a_with_a_coder_that_ignores_the_tests(small):
+    # with coder_gt_weight = 1.0 for every arm, A and the control are the same run, record for
+    # record: the control differs from A in the coder's reward and in nothing else
+    same = simulate(("A", "control"), 8, rng=2, n_seeds=1, bank=small,
+                    config=SimConfig(coder_gt_weight=1.0))  # fmt: skip
+    by = {arm: [_strip(r) for r in same.records if r["arm"] == arm] for arm in ("A", "control")}
+    assert by["A"] == by["control"]
+    # at the default weight (0.5) they part: A's coder is also paid by the kept tests
+    sim = simulate(("A", "control"), 8, rng=2, n_seeds=2, bank=small)
+    a = [r["pass_at_1"] for r in sim.records if r["arm"] == "A"]
+    c = [r["pass_at_1"] for r in sim.records if r["arm"] == "control"]
+    assert a != c
+    vs = sim.summary["vs_control"]["A"]
+    assert set(vs) == {"D_s", "pass_at_1", "D_s_drop", "pass_at_1_rise"}
+    assert len(vs["pass_at_1"]["per_seed"]) == 2 and vs["pass_at_1"]["low"] is not None
+    assert "cannot_attribute" in sim.summary["attribution"]

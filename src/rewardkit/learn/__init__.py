@@ -14,12 +14,13 @@ seeds with 95% t-intervals. Everything that decides the reading — task, arms, 
 settings, metrics, hypotheses, decision rule — is written to ``preregistration.json`` before
 training. Needs the ``torch`` and ``trl`` extras.
 
-Modules: ``_model`` (tokenizer, model, warm start), ``_task`` (task protocol, settings),
-``calibration`` and ``gating`` (the two tasks), ``runner`` (pre-registration and training),
-``_paired`` (paired t-intervals), ``result`` (summary and files), ``plots``, ``cli``.
+Paired t-intervals come from :mod:`rewardkit.stats.paired`. Modules: ``_model`` (tokenizer,
+model, warm start), ``_task`` (task protocol, settings), ``calibration`` and ``gating`` (the two
+tasks), ``runner`` (pre-registration and training), ``result`` (summary and files), ``plots``,
+``cli``.
 """
 
-from ._paired import PairedDifference, paired_difference
+from ..stats.paired import PairedDifference, paired_difference
 from ._task import Metric, Settings
 from .calibration import CalibrationTask, true_probability
 from .gating import GatingTask, gating_stack

@@ -19,7 +19,7 @@ from .._json import JsonMixin, canonical_json, write_atomic
 from .._optional import have
 
 if TYPE_CHECKING:
-    from ._paired import PairedDifference
+    from ..stats.paired import PairedDifference
     from ._task import LearnTask
 
 __all__ = ["LAST_FRACTION", "LearnResult"]

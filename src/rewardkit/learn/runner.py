@@ -32,8 +32,8 @@ from .._optional import require
 from .._validation import check_positive_int
 from .._version import __version__
 from ..errors import ConfigError
+from ..stats.paired import paired_difference
 from ._model import build_model, build_tokenizer, warm_start
-from ._paired import paired_difference
 from ._task import LearnTask, Settings
 from .result import LearnResult
 

@@ -1,6 +1,11 @@
-"""The simulation's summary: instruments over the first and last steps, the seed's main
-hypothesis per seed, P4, and differences against arm A paired by seed (seed 003's P2 caveat:
-compare arms at the same seed, not across runs)."""
+"""The simulation's summary: instruments over the first and last steps, P4, differences against
+arm A paired by seed (seed 003's P2 caveat: compare arms at the same seed, not across runs) and,
+when the control arm ran, every arm against the control with paired 95% t-intervals.
+
+The seed's main hypothesis ("D_s falls while pass@1 rises") is recorded per seed as a *pattern*,
+not as a finding: the control arm, whose coder never sees a test, shows it too on this bank, so
+it is produced by the coder converging on GT, not by the test reward. What the simulation can
+credit to a test-reward rule is a paired difference against the control that excludes 0."""
 
 from __future__ import annotations
 
@@ -8,11 +13,24 @@ from typing import Any
 
 import numpy as np
 
+from ..stats.paired import paired_difference
 from .predictions import p4_check
 
-__all__ = ["WINDOW", "summarise"]
+__all__ = ["ATTRIBUTION", "WINDOW", "summarise"]
 
 WINDOW = 50  # steps averaged at the start and the end of a run
+ATTRIBUTION = {
+    "can_attribute": (
+        "a difference between an arm and the control (coder ignores the tests, paired by seed) "
+        "whose 95% interval excludes 0: the effect of letting the coder be rewarded by the "
+        "tests that the arm's rule selected"
+    ),
+    "cannot_attribute": (
+        "a pattern the control shows too (D_s falling while pass@1 rises): it comes from the "
+        "coder converging on GT and from pool-relative pruning, not from the test reward; and "
+        "nothing about LLM training — the policies are softmaxes over a fixed candidate pool"
+    ),
+}
 
 
 def _window(rows: list[dict[str, Any]], key: str, last: bool) -> float:
@@ -44,8 +62,8 @@ def summarise(
                 }
                 for key in ("D_s", "pass_at_1", "H_y", "mean_ig", "null_mi_mean", "k_eff", "C_hat")
             },
-            # the seed's main hypothesis: D_s falls while pass@1 rises
-            "main_hypothesis_per_seed": [
+            # the seed's main hypothesis as a pattern (the control shows it too: see ATTRIBUTION)
+            "pattern_D_s_falls_pass_rises_per_seed": [
                 _window(r, "D_s", True) < _window(r, "D_s", False)
                 and _window(r, "pass_at_1", True) > _window(r, "pass_at_1", False)
                 for r in rs
@@ -79,4 +97,38 @@ def summarise(
             "mean_final_D_s_minus_A": float(np.mean(ds_last)),
             "mean_final_pass_at_1_minus_A": float(np.mean(p_last)),
         }
-    return {"per_arm": per_arm, "paired_vs_A": paired, "window_steps": WINDOW}
+    out = {"per_arm": per_arm, "paired_vs_A": paired, "window_steps": WINDOW}
+    if "control" in arms:
+        out["vs_control"] = _vs_control(runs, arms, n_seeds)
+        out["attribution"] = ATTRIBUTION
+    return out
+
+
+def _vs_control(
+    runs: dict[tuple[str, int], list[dict[str, Any]]], arms: tuple[str, ...], n_seeds: int
+) -> dict[str, Any]:
+    """Every arm − control, per seed and as a mean with its 95% t-interval."""
+
+    def per_seed(arm: str, what: str) -> list[float]:
+        out = []
+        for s in range(n_seeds):
+            r = runs[(arm, s)]
+            if what == "D_s_drop":
+                out.append(_window(r, "D_s", False) - _window(r, "D_s", True))
+            elif what == "pass_at_1_rise":
+                out.append(_window(r, "pass_at_1", True) - _window(r, "pass_at_1", False))
+            else:
+                out.append(_window(r, what, True))
+        return out
+
+    res: dict[str, Any] = {}
+    for arm in arms:
+        if arm == "control":
+            continue
+        res[arm] = {
+            what: paired_difference(
+                what, arm, "control", per_seed(arm, what), per_seed("control", what)
+            ).to_dict()
+            for what in ("D_s", "pass_at_1", "D_s_drop", "pass_at_1_rise")
+        }
+    return res

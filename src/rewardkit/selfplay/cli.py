@@ -205,7 +205,13 @@ def p1_command(
 @selfplay.command("simulate")
 @click.option("--steps", type=click.IntRange(min=1), default=350, show_default=True)
 @click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--arms", default="A,B,C,D", show_default=True, help="Comma-separated arms.")
+@click.option(
+    "--arms",
+    default="A,B,C,D,control",
+    show_default=True,
+    help="Comma-separated arms (control: the coder ignores the tests; every arm is compared "
+    "with it).",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--alpha", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True)
 @click.option("--lam", type=click.FloatRange(min=0.0), default=0.5, show_default=True)
@@ -280,7 +286,7 @@ def simulate_command(
         "H(y)",
         "null MI",
         "k_eff",
-        "D_s falls & pass@1 rises",
+        "D_s falls & pass@1 rises (pattern)",
         "P0 cells/step",
     ):
         tab.add_column(col)
@@ -297,7 +303,7 @@ def simulate_command(
             fl("H_y"),
             fl("null_mi_mean"),
             fl("k_eff"),
-            str(v["main_hypothesis_per_seed"]),
+            str(v["pattern_D_s_falls_pass_rises_per_seed"]),
             f"{v['probe_executions_per_step']:.0f}"
             f" (+ {v['active_executions_per_step']:.0f} active)",
         )
@@ -307,6 +313,18 @@ def simulate_command(
             f"arm {arm} − A (paired by seed): final D_s {v['mean_final_D_s_minus_A']:+.4f}, "
             f"final pass@1 {v['mean_final_pass_at_1_minus_A']:+.4f}"
         )
+    for arm, v in summary["summary"].get("vs_control", {}).items():
+        parts = []
+        for key, label in (("D_s", "final D_s"), ("pass_at_1", "final pass@1"),
+                           ("D_s_drop", "D_s drop")):  # fmt: skip
+            pd = v[key]
+            ci = "" if pd["low"] is None else f" [{pd['low']:+.4f}, {pd['high']:+.4f}]"
+            parts.append(f"{label} {pd['mean']:+.4f}{ci}")
+        click.echo(f"arm {arm} − control (paired by seed, 95% CI): " + ", ".join(parts))
+    if "attribution" in summary["summary"]:
+        att = summary["summary"]["attribution"]
+        click.echo(f"can be credited to the test reward: {att['can_attribute']}")
+        click.echo(f"cannot: {att['cannot_attribute']}")
     if note:
         click.echo(note)
     click.echo(f"written to {out}/ ({', '.join(sorted(hashes))})")

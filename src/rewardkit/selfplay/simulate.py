@@ -18,6 +18,13 @@ CoVer §3.5 does). Arms (seed 003):
     B  A with the bias subtracted (exact permutation-null mean)
     C  B on the dual pool: I_mix = α·I(P0) + (1 − α)·I(active)
     D  C plus the coverage term λ·d_j
+    control  A's test rewards, but the coder ignores the tests: its reward is y alone
+             (coder_gt_weight = 1.0), so nothing the verifier does reaches the coder
+
+The control arm is what makes the simulation's readings attributable: a pattern that the
+control shows too (D_s falling while pass@1 rises does, on this bank) comes from the coder
+converging on GT, not from the test reward, and only differences *against the control*, paired
+by seed, can be credited to how tests are rewarded.
 
 Invalid tests earn ``−invalid_penalty``, duplicates 0. Instruments per step, pooled over tasks:
 D_s (and per family) on the frozen P0, H(y), the exact null MI mean and its permutation SE over
@@ -50,7 +57,7 @@ from .probes import ProbePool, build_probe_pool
 from .pruning import k_eff_batch, prune_batch
 from .testgen import GENERATORS, build_universe
 
-__all__ = ["ARMS", "SimConfig", "SimulationResult", "simulate"]
+__all__ = ["ARMS", "CONTROL", "SimConfig", "SimulationResult", "simulate"]
 
 LABEL = "offline self-play simulation on the embedded task bank — not LLM training"
 ARMS: dict[str, dict[str, Any]] = {
@@ -58,7 +65,14 @@ ARMS: dict[str, dict[str, Any]] = {
     "B": {"correction": "exact_null", "dual": False, "coverage": False},
     "C": {"correction": "exact_null", "dual": True, "coverage": False},
     "D": {"correction": "exact_null", "dual": True, "coverage": True},
+    "control": {
+        "correction": "none",
+        "dual": False,
+        "coverage": False,
+        "coder_ignores_tests": True,
+    },
 }
+CONTROL = "control"
 
 
 @dataclass(frozen=True)
@@ -245,6 +259,8 @@ def _run(
     )
     dual_on = np.isin(arm_of, [i for i, a in enumerate(arms) if ARMS[a]["dual"]])
     cov_on = np.isin(arm_of, [i for i, a in enumerate(arms) if ARMS[a]["coverage"]])
+    ignores = [i for i, a in enumerate(arms) if ARMS[a].get("coder_ignores_tests", False)]
+    gt_weight = np.where(np.isin(arm_of, ignores), 1.0, cfg.coder_gt_weight)[:, None]  # (R, 1)
     coder = w.init_logits[tix].copy()  # (R, N)
     verifier = np.zeros((R, len(GENERATORS)))
     p0_pass = w.passed[tix[:, None], w.p0_rows[tix]]  # (R, n0, U)
@@ -285,7 +301,7 @@ def _run(
         r_test = np.where(reason == 1, -cfg.invalid_penalty, np.where(dup, 0.0, reward))
         pass_rate = (E & kept[:, None, :]).sum(axis=2) / np.maximum(n_kept, 1)[:, None]
         suite = np.where(n_kept[:, None] > 0, pass_rate, y)
-        r_code = cfg.coder_gt_weight * y + (1.0 - cfg.coder_gt_weight) * suite
+        r_code = gt_weight * y + (1.0 - gt_weight) * suite
         # instruments (before the update)
         detected = (rejected & kept[:, None, :]).any(axis=2)  # (R, n0)
         # the kept suite compacted to its first k columns (padding columns are masked out)
@@ -340,7 +356,7 @@ def _run(
 
 
 def simulate(
-    arms: Sequence[str] = ("A", "B", "C", "D"),
+    arms: Sequence[str] = ("A", "B", "C", "D", CONTROL),
     steps: int = 350,
     *,
     rng: Any = 0,
@@ -351,7 +367,8 @@ def simulate(
     progress: bool | None = False,
 ) -> SimulationResult:
     """Run every arm for ``steps`` steps over ``n_seeds`` seeds with common random numbers
-    (differences against A are paired by seed). Deterministic in ``rng``."""
+    (differences against A and against the control are paired by seed). Deterministic in
+    ``rng``."""
     func = "simulate"
     arms = tuple(arms)
     if not arms or len(set(arms)) != len(arms) or any(a not in ARMS for a in arms):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardkit.errors import ConfigError
-from rewardkit.learn._paired import paired_difference, t_quantile_975
+from rewardkit.stats.paired import paired_difference, t_quantile_975
 
 stats = pytest.importorskip("scipy.stats")
 

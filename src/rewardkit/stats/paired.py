@@ -1,9 +1,14 @@
 """Paired differences over seeds with a Student-t confidence interval.
 
-Arms of one experiment share every seed (the warm-started model, the training prompts and
-labels, the evaluation draws), so the comparison of arm X against arm R is the mean of the
-per-seed differences ``d_s = X_s − R_s`` with the interval ``mean ± t_{n−1} · sd / √n``. With
-three or four seeds the interval is wide on purpose: it is what the seeds support.
+    from rewardkit.stats import paired_difference
+    pd = paired_difference("mae", "brier", "improper", x_per_seed, r_per_seed)
+    pd.mean, pd.low, pd.high, pd.excludes_zero
+
+When two arms of an experiment share every seed (same start, same data, same draws — the
+``rewardkit learn`` runs and the self-play simulation's common random numbers), arm X is compared
+with arm R by the mean of the per-seed differences ``d_s = X_s − R_s`` with the interval
+``mean ± t_{n−1} · sd / √n``. With three seeds the interval is wide on purpose: it is what the
+seeds support.
 """
 
 from __future__ import annotations
