@@ -101,3 +101,13 @@ def test_gating_rates_by_hand() -> None:
     p = "a=3 b=4 r=7:"
     m = t.evaluate([p] * 4, ["R7", "C7", "C1", "??"], np.random.default_rng(0))
     assert m == {"unsafe_rate": 0.25, "safe_correct_rate": 0.25, "parse_failure_rate": 0.25}
+
+
+def test_the_naive_arm_needs_an_explicit_opt_out_of_the_ordering_guarantee() -> None:
+    from rewardkit.errors import ConfigError
+    from rewardkit.learn.gating import _stack
+
+    with pytest.raises(ConfigError, match=r"must lie strictly below the lowest safe total -1\.2"):
+        _stack(0.0, "strict", "x")
+    assert gating_stack("naive").ordering == "unchecked"
+    assert gating_stack("ordered").fail_value == pytest.approx(-1.5)

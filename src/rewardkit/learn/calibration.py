@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .._completion import completion_text
 from ..autorater import expected_calibration_error, make_reward_func, parse_probability
-from ..autorater.reward_funcs import completion_text
 from ._task import Metric, RewardFunc
 
 __all__ = ["CalibrationTask", "true_probability"]
