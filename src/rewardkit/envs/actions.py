@@ -27,7 +27,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ANSWER_STATUSES", "MAX_ABS_VALUE", "MAX_ACTION_CHARS", "ParsedAction", "parse_action"]
+__all__ = [
+    "ANSWER_STATUSES",
+    "MAX_ABS_VALUE",
+    "MAX_ACTION_CHARS",
+    "ParsedAction",
+    "load_action_object",
+    "parse_action",
+]
 
 ANSWER_STATUSES = ("met", "not_met", "unknown")
 MAX_ABS_VALUE = 1e9
@@ -181,3 +188,11 @@ def parse_action(raw: Any) -> ParsedAction:
         return ParsedAction("invalid", error=str(exc))
     except RecursionError:  # a pathological object handed in directly (not through Env.step)
         return ParsedAction("invalid", error=f"action is nested deeper than {MAX_DEPTH} levels")
+
+
+def load_action_object(raw: Any) -> dict[str, Any]:
+    """The JSON object of an action with every parser trick rejected (duplicate keys, NaN,
+    huge numbers, JSON inside a string, …); raises ValueError with the reason. For
+    environments with their own answer schema (``envs.sql``)."""
+    obj: dict[str, Any] = _load(raw)
+    return obj

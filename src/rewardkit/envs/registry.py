@@ -98,6 +98,7 @@ def load(module: str) -> Any:
 
 def _load_builtin() -> None:
     importlib.import_module("rewardkit.envs.fhir")  # registers the fhir/* ids
+    importlib.import_module("rewardkit.envs.sql")  # registers the sql/* ids
 
 
 def registered() -> tuple[str, ...]:
