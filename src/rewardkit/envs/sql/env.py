@@ -19,6 +19,7 @@ Usage::
 
 from __future__ import annotations
 
+import copy
 import json
 import sqlite3
 from functools import lru_cache
@@ -52,6 +53,15 @@ def _counts(world: World) -> dict[str, int]:
         return {n: int(con.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]) for n in names}
     finally:
         con.close()
+
+
+def _copy(obj: Any) -> Any:
+    """A deep copy of a JSON-shaped observation (dicts, lists, scalars)."""
+    if isinstance(obj, dict):
+        return {k: _copy(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_copy(v) for v in obj]
+    return obj
 
 
 class SqlEnv(Env):
@@ -93,7 +103,6 @@ class SqlEnv(Env):
         self.session = ReadOnlySession(self.world.uri, max_rows=max_rows)
         self._runner = SqlToolRunner(self.session, _counts(self.world))
         self._judge: HeldoutJudge | None = None
-        self._reference_session: ReadOnlySession | None = None
         self._rng = np.random.default_rng(world_seed)
         self._public_tools = [
             {"name": t.name, "description": t.description, "args": dict(t.args), "cost": t.cost}
@@ -101,6 +110,14 @@ class SqlEnv(Env):
         ]
         self.task: SqlTask | None = None
         self._tasks: dict[tuple[str, int], tuple[SqlTask, Any, list[Any]]] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SqlEnv:
+        """A fresh environment with the same settings, verifier and generator state (its
+        database connections cannot be copied; the world is shared and read-only). An episode
+        in progress is not copied: replay its snapshot with ``restore``."""
+        twin = SqlEnv(self.family, env_id=self.env_id, verifier=self.stack, **self._kwargs)
+        twin._rng = copy.deepcopy(self._rng, memo)
+        return twin
 
     # --- contract hooks -----------------------------------------------------------------------
     def _reset(self, seed: int | None, options: dict[str, Any]):
@@ -159,7 +176,7 @@ class SqlEnv(Env):
         self._terminated = self._truncated = False
         obs = {
             "prompt": self.task.prompt,
-            "tools": json.loads(json.dumps(self._public_tools)),
+            "tools": self.tools(),
             "budget": self.budget,
             "max_steps": self.max_steps,
             "max_rows": self.max_rows,
@@ -210,7 +227,7 @@ class SqlEnv(Env):
             "budget_left": round(self.budget - self._spent, 6),
             "steps_left": self.max_steps - step,
         }
-        return json.loads(json.dumps(obs)), self._terminated, self._truncated, info
+        return _copy(obs), self._terminated, self._truncated, info  # the agent gets a copy
 
     def _invalid(self, step: int, tool: str | None, reason: str) -> dict[str, Any]:
         self._format_errors += 1
@@ -267,10 +284,8 @@ class SqlEnv(Env):
         return json.loads(json.dumps(self._ref))  # a copy: callers may mutate it
 
     def _reference(self, task: SqlTask) -> list[dict[str, Any]]:
-        if self._reference_session is None:
-            self._reference_session = ReadOnlySession(self.world.uri, max_rows=self.max_rows)
         sql = reference_sql(task)
-        run = self._reference_session.run(sql)
+        run = self.session.run(sql)  # the agent's session: its cache is warm for the same text
         if not run.ok:
             raise ConfigError(f"{task.env_id}: the reference SQL failed: {run.error}")
         value: Any
@@ -287,3 +302,27 @@ class SqlEnv(Env):
         if not unknown:
             answer["value"] = value
         return [{"tool": "query", "args": {"sql": sql}}, {"answer": answer}]
+
+    # --- the protocol hooks (rewardkit.envs.protocol) -----------------------------------------
+    def tools(self) -> list[dict[str, Any]]:
+        """The public ToolManifest: list_tables, describe_table, query (a fresh copy)."""
+        return [{**t, "args": _copy(t["args"])} for t in self._public_tools]
+
+    def policies(self) -> dict[str, Any]:
+        """The fuzzing policies of :mod:`rewardkit.envs.sql.policies`."""
+        from .policies import POLICIES
+
+        return dict(POLICIES)
+
+    def control_stack(self) -> Any:
+        """The naive control (no gates, pays for reading lots of data): the fuzzer must find
+        exploits in it."""
+        from .verifier import naive_stack
+
+        return naive_stack()
+
+    def ledger_violations(self) -> tuple[str, ...]:
+        """Write-class accesses and unauthorised personal reads, straight off the ledger."""
+        from .audit import ledger_violations
+
+        return ledger_violations(self.episode())

@@ -9,8 +9,9 @@ Usage::
 
 It shares no code with the hidden verifier or the environment's engine (a test checks the
 imports; seed 002: "after training, test with an independent held-out verifier"):
-- the truth comes from SQL written again here (GROUP BY instead of DISTINCT, julianday
-  windows, ranking and coverage checks in Python), not from the generator's arrays;
+- the truth comes from the database through SQL written again here (GROUP BY instead of
+  DISTINCT, refunds summed per order and per line, rates joined in SQL), filtered and added
+  up with datetime arithmetic in Python, not from the generator's arrays;
 - what the agent did is read from the actions and the observations it was shown, not from
   the ledger; each query text is split with SQLite's own ``complete_statement`` and compiled
   (``EXPLAIN``, never run) on a connection of its own whose authorizer lists every access;
@@ -28,6 +29,7 @@ import re
 import sqlite3
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -110,7 +112,7 @@ class HeldoutJudge:
     # --- truth ----------------------------------------------------------------------------------
     def truth(self, task: Any) -> Any:
         if task.lineage not in self._truth:
-            self._truth[task.lineage] = _compute_truth(self.con, task)
+            self._truth[task.lineage] = _compute_truth(_data(self.uri), task)
         return self._truth[task.lineage]
 
     # --- the judgment -----------------------------------------------------------------------------
@@ -233,109 +235,129 @@ def _needles(world: Any) -> dict[str, int]:
     return out
 
 
-# --- the held-out truth, in SQL of its own ----------------------------------------------------
-def _bounds(task: Any) -> tuple[str, str]:
-    p = task.params
-    if "quarter" in p:
-        y, m = 2023 + p["quarter"] // 4, 3 * (p["quarter"] % 4) + 1
-        n = 3
-    else:
-        y, m, n = 2023 + p["month"] // 12, p["month"] % 12 + 1, 1
-    y2, m2 = y + (m - 1 + n) // 12, (m - 1 + n) % 12 + 1
-    return f"{y:04d}-{m:02d}-01 00:00:00", f"{y2:04d}-{m2:02d}-01 00:00:00"
-
-
-_LINE_NET = (
-    "SELECT order_id, SUM(q * p) AS gross FROM (SELECT order_id, line_no, "
+# --- the held-out truth, from SQL of its own -------------------------------------------------
+# Two queries read the database once per judge (lines deduplicated with GROUP BY, refunds
+# summed per order and per line, rates joined on the order's UTC date); each task's answer is
+# then filtered and added up in Python with datetime arithmetic.
+_ORDERS_SQL = (
+    "SELECT o.order_id, o.customer_id, o.store_id, o.ordered_at, o.deleted_at IS NOT NULL, "
+    "g.gross, IFNULL(rf.refunded, 0), c.usd_per_unit, s.utc_offset_minutes "
+    "FROM orders o JOIN (SELECT order_id, SUM(q * p) AS gross FROM (SELECT order_id, line_no, "
     "MAX(quantity) AS q, MAX(unit_price) AS p FROM order_lines GROUP BY order_id, line_no) "
-    "GROUP BY order_id"
+    "GROUP BY order_id) g ON g.order_id = o.order_id "
+    "LEFT JOIN (SELECT order_id, SUM(amount) AS refunded FROM refunds GROUP BY order_id) rf "
+    "ON rf.order_id = o.order_id "
+    "LEFT JOIN currency_rates c ON c.currency = o.currency "
+    "AND c.rate_date = substr(o.ordered_at, 1, 10) "
+    "JOIN stores s ON s.store_id = o.store_id"
+)
+_LINES_SQL = (
+    "SELECT l.order_id, MAX(l.quantity) * MAX(l.unit_price), p.category, IFNULL(r.refunded, 0) "
+    "FROM order_lines l JOIN products p ON p.product_id = l.product_id "
+    "LEFT JOIN (SELECT order_id, line_no, SUM(amount) AS refunded FROM refunds "
+    "GROUP BY order_id, line_no) r ON r.order_id = l.order_id AND r.line_no = l.line_no "
+    "GROUP BY l.order_id, l.line_no"
 )
 
 
-def _compute_truth(con: sqlite3.Connection, task: Any) -> Any:
-    p, (lo, hi) = task.params, _bounds(task)
-    # The data covers whole UTC days: from the first order's day to the last order's.
-    start, end = con.execute(
-        "SELECT date(MIN(ordered_at)) || ' 00:00:00', datetime(date(MAX(ordered_at)), "
-        "'+1 day') FROM orders"
-    ).fetchone()
+@dataclass(frozen=True)
+class _Order:
+    customer: int | None
+    store: int
+    at: datetime  # UTC
+    voided: bool
+    net: float  # order currency: deduplicated lines − refunds
+    rate: float | None
+    local: datetime
+
+
+class _Data:
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.orders: dict[int, _Order] = {}
+        for oid, cid, sid, at, voided, gross, refunded, rate, off in con.execute(_ORDERS_SQL):
+            t = datetime.fromisoformat(at)
+            self.orders[oid] = _Order(
+                cid, sid, t, bool(voided), gross - refunded, rate, t + timedelta(minutes=off)
+            )
+        self.lines = con.execute(_LINES_SQL).fetchall()
+        first = min(o.at for o in self.orders.values())
+        last = max(o.at for o in self.orders.values())
+        self.start = datetime(first.year, first.month, first.day)
+        self.end = datetime(last.year, last.month, last.day) + timedelta(days=1)
+
+
+@lru_cache(maxsize=4)
+def _data(uri: str) -> _Data:
+    """The database read once per process and world (its own read-only connection)."""
+    con = sqlite3.connect(uri, uri=True)
+    try:
+        return _Data(con)
+    finally:
+        con.close()
+
+
+def _month_bounds(task: Any) -> tuple[datetime, datetime]:
+    p = task.params
+    if "quarter" in p:
+        y, m, n = 2023 + p["quarter"] // 4, 3 * (p["quarter"] % 4) + 1, 3
+    else:
+        y, m, n = 2023 + p["month"] // 12, p["month"] % 12 + 1, 1
+    y2, m2 = y + (m - 1 + n) // 12, (m - 1 + n) % 12 + 1
+    return datetime(y, m, 1), datetime(y2, m2, 1)
+
+
+def _compute_truth(d: _Data, task: Any) -> Any:
+    p, (lo, hi) = task.params, _month_bounds(task)
+    live = [o for o in d.orders.values() if not o.voided]
     if task.family == "revenue":
-        off = con.execute(
-            "SELECT utc_offset_minutes FROM stores WHERE store_id = ?", (p["store"],)
-        ).fetchone()[0]
-        lo_utc = con.execute("SELECT datetime(?, ?)", (lo, f"{-off} minutes")).fetchone()[0]
-        hi_utc = con.execute("SELECT datetime(?, ?)", (hi, f"{-off} minutes")).fetchone()[0]
-        if lo_utc < start or hi_utc > end:
+        offset = next(o.local - o.at for o in d.orders.values() if o.store == p["store"])
+        if lo - offset < d.start or hi - offset > d.end:
             return None
-        rows = con.execute(
-            "SELECT o.order_id, g.gross, IFNULL((SELECT SUM(amount) FROM refunds r "
-            "WHERE r.order_id = o.order_id), 0), (SELECT usd_per_unit FROM currency_rates c "
-            "WHERE c.currency = o.currency AND c.rate_date = substr(o.ordered_at, 1, 10)) "
-            f"FROM orders o JOIN ({_LINE_NET}) g ON g.order_id = o.order_id "
-            "WHERE o.store_id = ? AND o.deleted_at IS NULL AND o.ordered_at >= ? "
-            "AND o.ordered_at < ?",
-            (p["store"], lo_utc, hi_utc),
-        ).fetchall()
-        if any(r[3] is None for r in rows):
+        chosen = [o for o in live if o.store == p["store"] and lo <= o.local < hi]
+        if any(o.rate is None for o in chosen):
             return None
-        return sum((g - ref) * rate for _, g, ref, rate in rows)
+        return sum(o.net * o.rate for o in chosen if o.rate is not None)
     if task.family == "top-customers":
-        if hi > end or lo < start:
+        if lo < d.start or hi > d.end:
             return None
-        rows = con.execute(
-            "SELECT o.customer_id, g.gross, IFNULL((SELECT SUM(amount) FROM refunds r "
-            "WHERE r.order_id = o.order_id), 0), (SELECT usd_per_unit FROM currency_rates c "
-            "WHERE c.currency = o.currency AND c.rate_date = substr(o.ordered_at, 1, 10)) "
-            f"FROM orders o JOIN ({_LINE_NET}) g ON g.order_id = o.order_id "
-            "WHERE o.deleted_at IS NULL AND o.ordered_at >= ? AND o.ordered_at < ?",
-            (lo, hi),
-        ).fetchall()
-        if any(r[3] is None for r in rows):
+        chosen = [o for o in live if lo <= o.at < hi]
+        if any(o.rate is None for o in chosen):
             return None
         per: dict[int, float] = {}
-        for cid, g, ref, rate in rows:
-            if cid is not None:
-                per[cid] = per.get(cid, 0.0) + (g - ref) * rate
-        ranked = sorted(
-            ((round(v * 100), cid) for cid, v in per.items()), key=lambda x: (-x[0], x[1])
-        )
+        for o in chosen:
+            if o.customer is not None and o.rate is not None:
+                per[o.customer] = per.get(o.customer, 0.0) + o.net * o.rate
+        ranked = sorted((round(v * 100), -cid) for cid, v in per.items())[::-1]
         n = p["n"]
-        cut = ranked[n - 1][0] if len(ranked) >= n else None
-        return [cid for cents, cid in ranked if cut is None or cents >= cut]
+        if len(ranked) < n:
+            return [-c for _, c in ranked]
+        cut = ranked[n - 1][0]
+        return [-c for cents, c in ranked if cents >= cut]
     if task.family == "retention":
-        limit = con.execute("SELECT datetime(?, ?)", (hi, f"+{p['days']} days")).fetchone()[0]
-        if limit > end:
+        window = timedelta(days=p["days"])
+        if hi + window > d.end:
             return None
-        rows = con.execute(
-            "WITH f AS (SELECT customer_id, MIN(ordered_at) AS t0 FROM orders "
-            "WHERE deleted_at IS NULL AND customer_id IS NOT NULL GROUP BY customer_id) "
-            "SELECT f.customer_id, (SELECT COUNT(*) FROM orders o WHERE o.customer_id = "
-            "f.customer_id AND o.deleted_at IS NULL AND o.ordered_at > f.t0 AND "
-            "julianday(o.ordered_at) - julianday(f.t0) <= ?) FROM f "
-            "WHERE f.t0 >= ? AND f.t0 < ?",
-            (p["days"] + 1e-9, lo, hi),
-        ).fetchall()
-        if not rows:
-            return None
-        return sum(1 for _, k in rows if k) / len(rows)
+        times: dict[int, list[datetime]] = {}
+        for o in live:
+            if o.customer is not None:
+                times.setdefault(o.customer, []).append(o.at)
+        kept = [0, 0]
+        for ts in times.values():
+            ts.sort()
+            if lo <= ts[0] < hi:
+                kept[0] += 1
+                kept[1] += any(ts[0] < t <= ts[0] + window for t in ts[1:])
+        return kept[1] / kept[0] if kept[0] else None
+    if lo < d.start or hi > d.end:
+        return None
     cat = _CATS[p["category"]]
-    if hi > end or lo < start:
-        return None
-    rows = con.execute(
-        "SELECT l.order_id, l.line_no, MAX(l.quantity) * MAX(l.unit_price), pr.category, "
-        "(SELECT usd_per_unit FROM currency_rates c WHERE c.currency = o.currency AND "
-        "c.rate_date = substr(o.ordered_at, 1, 10)), IFNULL((SELECT SUM(amount) FROM refunds r "
-        "WHERE r.order_id = l.order_id AND r.line_no = l.line_no), 0) "
-        "FROM order_lines l JOIN orders o ON o.order_id = l.order_id "
-        "JOIN products pr ON pr.product_id = l.product_id "
-        "WHERE o.deleted_at IS NULL AND o.ordered_at >= ? AND o.ordered_at < ? "
-        "GROUP BY l.order_id, l.line_no",
-        (lo, hi),
-    ).fetchall()
-    keep = [r for r in rows if (r[3] == cat) == (p["scope"] == "in")]
-    if any(r[4] is None for r in keep):
-        return None
-    gross = sum(r[2] * r[4] for r in keep)
-    if gross == 0:
-        return None
-    return sum(r[5] * r[4] for r in keep) / gross
+    gross = refunds = 0.0
+    for oid, amount, category, refunded in d.lines:
+        o = d.orders[oid]
+        if o.voided or not lo <= o.at < hi or (category == cat) != (p["scope"] == "in"):
+            continue
+        if o.rate is None:
+            return None
+        gross += amount * o.rate
+        refunds += refunded * o.rate
+    return refunds / gross if gross else None
