@@ -248,14 +248,6 @@ COMPONENTS = {
 }
 
 
-def _component(name: str, fn: Any, weight: float) -> Component:
-    """A component with its declared range [0, 1] where the core supports ranges."""
-    try:
-        return Component(name, fn, weight=weight, range=(0.0, 1.0))  # type: ignore[call-arg]
-    except TypeError:  # a core without declared ranges
-        return Component(name, fn, weight=weight)
-
-
 def build_stack(
     weights: dict[str, float] | None = None, *, version: str = VERIFIER_VERSION
 ) -> RewardStack:
@@ -269,7 +261,9 @@ def build_stack(
         )
     return RewardStack(
         gates=[Gate(g.__name__, g) for g in GATES],
-        components=[_component(n, fn, w[n]) for n, fn in COMPONENTS.items()],
+        components=[
+            Component(n, fn, weight=w[n], range=(0.0, 1.0)) for n, fn in COMPONENTS.items()
+        ],
         fail_value=FAIL_VALUE,
         version=version,
     )
