@@ -17,8 +17,9 @@ stack = RewardStack(
     gates=[Gate("no_shell", lambda ep: "rm -rf" not in ep["text"])],
     components=[
         Component("exact", exact, required=True),  # unscorable exact → total None
-        Component("brevity", lambda ep: -min(1.0, 0.01 * len(ep["text"])), weight=0.5,
-                  range=(-1, 0)),  # declared range: a hard failure ranks below every safe total
+        Component(
+            "brevity", lambda ep: -min(1.0, 0.01 * len(ep["text"])), weight=0.5, range=(-1, 0)
+        ),  # declared range: a hard failure ranks below every safe total
     ],
     version="math-v1",
 )

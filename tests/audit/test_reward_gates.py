@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -42,11 +43,10 @@ def _data(workdir):
     }
 
 
-RANGE = (-0.5, 1.1)
-
-
 def test_the_example_reward_passes_all_five(workdir):
-    v = validate_reward(load_reward("mathreward:make"), **_data(workdir), declared_range=RANGE)
+    v = validate_reward(load_reward("mathreward:make"), **_data(workdir))
+    # the range is the stack's own: fail value −0.5 up to 1.0 + 0.1 · 1.0
+    assert v.gate("range").evidence["declared_range"] == [-0.5, 1.1]
     assert [(g.name, g.status) for g in v.gates] == [
         (n, "pass") for n in ("range", "determinism", "spike_in", "ablations", "golden")
     ]
@@ -183,7 +183,7 @@ def test_every_gate_is_not_run_without_its_data(workdir):
     for name in ("range", "determinism", "ablations"):
         assert why[name].startswith("not run: no items given (--items FILE")
     # with only a golden set, the other gates probe the golden items — still the user's data
-    v = validate_reward(r, golden=read_golden(workdir / "golden.jsonl"), declared_range=RANGE)
+    v = validate_reward(r, golden=read_golden(workdir / "golden.jsonl"))
     status = {g.name: g.status for g in v.gates}
     assert status == {
         "range": "pass",
@@ -202,3 +202,31 @@ def test_range_not_run_without_a_declared_range_and_ablations_not_run_for_a_call
     v = validate_reward(r, items=read_items(workdir / "items.jsonl"))
     assert v.gate("range").summary.startswith("not run: the reward declares no range")
     assert v.gate("ablations").summary.startswith("not run: the reward is a plain callable")
+
+
+def test_a_stack_component_outside_its_declared_range_fails_range(workdir):
+    r = _reward(
+        workdir,
+        "broken_stack_range",
+        "import mathreward\n"
+        "from rewardkit import Component, RewardStack\n"
+        "def make():\n"
+        "    return RewardStack(components=[\n"
+        "        Component('exact', mathreward.exact),\n"
+        "        Component('len', lambda item: len(item['completion']) / 10),\n"  # not in [0, 1]
+        "    ], version='v')\n",
+    )
+    g = validate_reward(r, items=read_items(workdir / "items.jsonl")).gate("range")
+    assert g.status == "fail" and "outside its declared range [0, 1]" in g.summary
+
+
+def test_cli_range_option(workdir, capsys):
+    from rewardkit.cli import main
+
+    args = ["validate", "--reward", "mathreward:make", "--items", "items.jsonl", "--json"]
+    assert main([*args, "--range", "0:1", "--out", "o1"]) == 1  # -0.5 and 1.1 fall outside
+    gates = json.loads(capsys.readouterr().out)["gates"]
+    assert gates["range"] == "fail" and gates["golden"] == "not run"
+    assert main([*args, "--range", "1:0", "--out", "o2"]) == 2
+    assert "field '--range': expected LOW <= HIGH" in capsys.readouterr().err
+    assert main([*args, "--out", "o3"]) == 4  # no golden, no spike-in: incomplete

@@ -24,7 +24,7 @@ codes["calibrate_factory"] = main(["calibrate", "--reward", "myreward:make", "--
                                    "gold.jsonl", "--n-resamples", "300", "--out", "out/cal2"])
 codes["validate"] = main(["validate", "--reward", "myreward:make", "--items", "gold.jsonl",
                           "--golden", "golden.jsonl", "--spike-in", "spike_in.jsonl",
-                          "--range=-0.5:1.1", "--json", "--out", "out/val"])
+                          "--json", "--out", "out/val"])
 codes["validate_partial"] = main(["validate", "--reward", "myreward:make", "--golden",
                                   "golden.jsonl", "--out", "out/val2"])
 codes["validate_partial_allowed"] = main(["validate", "--reward", "myreward:make", "--golden",

@@ -21,7 +21,7 @@ anything else   the fields your reward reads; the reward gets every field except
 
 Reward files (JSONL): ``{"id", "reward": number | null}`` plus optional component values,
 either as ``"components": {name: number | null}`` or as top-level numeric columns. The records
-that the trainer adapters write with ``log_path=`` (see :mod:`rewardkit.audit.samplelog`) are
+that the trainer adapters write with ``log_path=`` (see :mod:`rewardkit.integrations.samplelog`) are
 read as they are: their ``id`` is ``<prompt_id>:<completion_hash>``. A ``null`` reward means
 "cannot score" and is excluded (and counted), never read as 0. An id may repeat only with
 identical values (a trainer scores the same completion of the same prompt again); it is kept

@@ -27,6 +27,7 @@ fixed ``extra_logs`` keys. The episode a stack sees: ``query``, ``prompt``, ``co
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ from .._optional import have
 from ..errors import ConfigError
 from ..stack import RewardStack
 from ._common import Target, check_fill, flat_record, record_keys, resolve
+from .samplelog import SampleLog, open_log
 
 __all__ = ["DEFAULT_SPECIAL_TOKENS", "OpenRLHFReward", "reward_func", "split_query"]
 
@@ -73,8 +75,10 @@ class OpenRLHFReward:
         name: str,
         none_reward: float,
         special_tokens: tuple[str, ...],
+        log: SampleLog | None = None,
     ) -> None:
         self.stack = stack
+        self.log = log  # one JSONL record per scored sample (log_path=)
         self.__name__ = name
         self.none_reward = none_reward
         self.special_tokens = special_tokens
@@ -94,6 +98,8 @@ class OpenRLHFReward:
             )
         rewards: list[float] = []
         logs: dict[str, list[float]] = {k: [] for k in self.extra_log_keys}
+        episodes: list[dict[str, Any]] = []
+        results = []
         for query, prompt, label in zip(queries, prompts, labels):
             if not isinstance(query, str) or not isinstance(prompt, str):
                 raise ConfigError(
@@ -111,9 +117,13 @@ class OpenRLHFReward:
                 "label": label,
             }
             result = self.stack.score(episode)
+            episodes.append(episode)
+            results.append(result)
             rewards.append(self.none_reward if result.total is None else float(result.total))
             for key, value in flat_record(self.stack, result, self.none_reward).items():
                 logs[key].append(value)
+        if self.log is not None:
+            self.log.write(self.stack, episodes, results)
         return {
             "rewards": _as_tensor(rewards),
             "scores": _as_tensor(rewards),
@@ -135,11 +145,15 @@ def reward_func(
     name: str | None = None,
     none_reward: float = 0.0,
     special_tokens: Sequence[str] = DEFAULT_SPECIAL_TOKENS,
+    log_path: str | os.PathLike[str] | None = None,
 ) -> OpenRLHFReward:
     """An OpenRLHF ``reward_func(queries, prompts, labels, **kw)`` scoring with ``stack_or_fn``.
 
     ``none_reward``: the reward OpenRLHF receives for an unscorable sample (``masked = 1``).
     ``special_tokens``: markers stripped from the end of the response for ``episode["text"]``.
+    ``log_path``: a JSONL file that gets one record per scored sample, with the real ``None``
+    (:mod:`rewardkit.integrations.samplelog`), which ``rewardkit calibrate --rewards`` reads;
+    OpenRLHF calls the function from several threads, and the appends are serialised.
     """
     stack, name = resolve(stack_or_fn, name, "reward_func")
     if isinstance(special_tokens, str) or not all(isinstance(t, str) for t in special_tokens):
@@ -152,4 +166,5 @@ def reward_func(
         name,
         check_fill(none_reward, "none_reward", "reward_func"),
         tuple(special_tokens),
+        open_log(log_path, trainer="openrlhf", name=name, func="reward_func"),
     )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import sys
 import warnings
@@ -43,6 +44,7 @@ from ..levels import DEFAULT_MAPPING, LevelMapping
 from ..stack import RewardResult, RewardStack
 from ._common import Target, resolve
 from .levels import levels_stack
+from .samplelog import SampleLog, open_log
 
 __all__ = [
     "AsyncTRLReward",
@@ -138,12 +140,32 @@ class TRLReward:
     """The callable :func:`reward_func` returns. ``last_results`` holds the latest batch's
     :class:`~rewardkit.stack.RewardResult` objects (errors and gate reasons included)."""
 
-    def __init__(self, stack: RewardStack, name: str, *, log_components: bool = True) -> None:
+    def __init__(
+        self,
+        stack: RewardStack,
+        name: str,
+        *,
+        log_components: bool = True,
+        log: SampleLog | None = None,
+    ) -> None:
         self.stack = stack
         self.__name__ = name  # TRL's get_callable_name reads __name__: rewards/<name>/mean
         self.__qualname__ = name
         self.log_components = log_components
+        self.log = log  # one JSONL record per scored sample (log_path=)
         self.last_results: tuple[RewardResult, ...] = ()
+
+    def _record(
+        self,
+        episodes: Sequence[dict[str, Any]],
+        results: Sequence[RewardResult],
+        kwargs: dict[str, Any],
+    ) -> None:
+        if self.log is not None:
+            step = getattr(kwargs.get("trainer_state"), "global_step", None)
+            self.log.write(
+                self.stack, episodes, results, step=step if isinstance(step, int) else None
+            )
 
     def __repr__(self) -> str:
         return f"TRLReward(name={self.__name__!r}, stack={self.stack!r})"
@@ -209,10 +231,10 @@ class TRLReward:
         _warn_if_mixed(self, self.__name__)
         log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
         columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
-        results = self.stack.score_batch(
-            self.episodes(prompts, completions, completion_ids, columns)
-        )
+        episodes = self.episodes(prompts, completions, completion_ids, columns)
+        results = self.stack.score_batch(episodes)
         self.last_results = tuple(results)
+        self._record(episodes, results, kwargs)
         if log_metric is not None and self.log_components:
             for key, value in self.metrics(results).items():
                 log_metric(key, value)
@@ -239,16 +261,23 @@ class TRLReward:
 
 
 def reward_func(
-    stack_or_fn: Target, *, name: str | None = None, log_components: bool = True
+    stack_or_fn: Target,
+    *,
+    name: str | None = None,
+    log_components: bool = True,
+    log_path: str | os.PathLike[str] | None = None,
 ) -> TRLReward:
     """A TRL reward function scoring each completion with ``stack_or_fn``.
 
     ``stack_or_fn``: a :class:`~rewardkit.stack.RewardStack`, or ``fn(episode) -> float | None``
     (then wrapped as a one-component stack). ``name``: the stable ``__name__`` TRL logs under
-    (default: the function's ``__name__``, or ``rewardkit_<stack version>``).
+    (default: the function's ``__name__``, or ``rewardkit_<stack version>``). ``log_path``: a
+    JSONL file that gets one record per scored completion (:mod:`rewardkit.integrations.samplelog`),
+    which ``rewardkit calibrate --rewards`` reads.
     """
     stack, name = resolve(stack_or_fn, name, "reward_func")
-    return TRLReward(stack, name, log_components=log_components)
+    log = open_log(log_path, trainer="trl", name=name, func="reward_func")
+    return TRLReward(stack, name, log_components=log_components, log=log)
 
 
 class AsyncTRLReward(TRLReward):
@@ -258,9 +287,15 @@ class AsyncTRLReward(TRLReward):
     sandbox over the network)."""
 
     def __init__(
-        self, stack: RewardStack, name: str, *, max_concurrency: int, log_components: bool = True
+        self,
+        stack: RewardStack,
+        name: str,
+        *,
+        max_concurrency: int,
+        log_components: bool = True,
+        log: SampleLog | None = None,
     ) -> None:
-        super().__init__(stack, name, log_components=log_components)
+        super().__init__(stack, name, log_components=log_components, log=log)
         self.max_concurrency = max_concurrency
 
     async def __call__(  # type: ignore[override]
@@ -287,6 +322,7 @@ class AsyncTRLReward(TRLReward):
 
         results = list(await asyncio.gather(*(one(ep) for ep in episodes)))
         self.last_results = tuple(results)
+        self._record(episodes, results, kwargs)
         if log_metric is not None and self.log_components:
             for key, value in self.metrics(results).items():
                 log_metric(key, value)
@@ -299,6 +335,7 @@ def async_reward_func(
     name: str | None = None,
     max_concurrency: int = 8,
     log_components: bool = True,
+    log_path: str | os.PathLike[str] | None = None,
 ) -> AsyncTRLReward:
     """Like :func:`reward_func`, but ``async``: for stacks whose components wait on an LLM judge
     or a remote service. ``max_concurrency``: episodes scored at once (a positive int)."""
@@ -312,8 +349,9 @@ def async_reward_func(
             f"Got {max_concurrency!r}."
         )
     stack, name = resolve(stack_or_fn, name, "async_reward_func")
+    log = open_log(log_path, trainer="trl", name=name, func="async_reward_func")
     return AsyncTRLReward(
-        stack, name, max_concurrency=max_concurrency, log_components=log_components
+        stack, name, max_concurrency=max_concurrency, log_components=log_components, log=log
     )
 
 

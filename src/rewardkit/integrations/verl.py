@@ -29,6 +29,7 @@ The episode a stack sees: ``data_source``, ``completion`` and ``text`` (= ``solu
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -43,6 +44,7 @@ from rewardkit.integrations._common import (
     record_keys,
     resolve,
 )
+from rewardkit.integrations.samplelog import SampleLog, open_log
 from rewardkit.stack import RewardStack
 
 __all__ = ["VerlScore", "compute_score", "compute_score_batch", "make_compute_score"]
@@ -51,10 +53,13 @@ __all__ = ["VerlScore", "compute_score", "compute_score_batch", "make_compute_sc
 class VerlScore:
     """The callable :func:`make_compute_score` returns; ``keys`` is its fixed key set."""
 
-    def __init__(self, stack: RewardStack, name: str, none_score: float) -> None:
+    def __init__(
+        self, stack: RewardStack, name: str, none_score: float, log: SampleLog | None = None
+    ) -> None:
         self.stack = stack
         self.__name__ = name
         self.none_score = none_score
+        self.log = log  # one JSONL record per scored sample (log_path=)
         self.keys: tuple[str, ...] = ("score", "acc", *record_keys(stack))
 
     def __repr__(self) -> str:
@@ -82,6 +87,8 @@ class VerlScore:
             "extra_info": extra_info,
         }
         result = self.stack.score(episode)
+        if self.log is not None:
+            self.log.write(self.stack, [episode], [result])
         score = self.none_score if result.total is None else float(result.total)
         return {"score": score, "acc": score, **flat_record(self.stack, result, self.none_score)}
 
@@ -109,22 +116,29 @@ class VerlScore:
 
 
 def make_compute_score(
-    stack_or_fn: Target, *, name: str | None = None, none_score: float = 0.0
+    stack_or_fn: Target,
+    *,
+    name: str | None = None,
+    none_score: float = 0.0,
+    log_path: str | os.PathLike[str] | None = None,
 ) -> VerlScore:
     """A verl ``compute_score`` for ``stack_or_fn`` (a stack or ``fn(episode) -> float | None``).
 
     ``none_score``: the score verl receives when the episode cannot be scored (``masked=1``).
+    ``log_path``: a JSONL file that gets one record per scored sample, with the real ``None``
+    (:mod:`rewardkit.integrations.samplelog`), which ``rewardkit calibrate --rewards`` reads.
     """
     stack, name = resolve(stack_or_fn, name, "make_compute_score")
     return VerlScore(
         stack,
         name,
         check_fill(none_score, "none_score", "make_compute_score"),
+        open_log(log_path, trainer="verl", name=name, func="make_compute_score"),
     )
 
 
 @lru_cache(maxsize=32)
-def _resolve(reward: str, none_score: float) -> VerlScore:
+def _resolve(reward: str, none_score: float, log_path: str | None = None) -> VerlScore:
     module, sep, attr = reward.partition(":")
     if not sep or not module or not attr:
         raise ConfigError(
@@ -140,20 +154,22 @@ def _resolve(reward: str, none_score: float) -> VerlScore:
             f"The 'reward' parameter of compute_score names {reward!r}, which cannot be "
             f"imported: {exc}."
         ) from None
-    return make_compute_score(obj, none_score=none_score)
+    return make_compute_score(obj, none_score=none_score, log_path=log_path)
 
 
-def _reward(reward: Any, none_score: Any) -> VerlScore:
+def _reward(reward: Any, none_score: Any, log_path: Any = None) -> VerlScore:
     fill = check_fill(none_score, "none_score", "compute_score")
+    if isinstance(log_path, os.PathLike):
+        log_path = os.fspath(log_path)
     if isinstance(reward, str):
-        return _resolve(reward, fill)
+        return _resolve(reward, fill, log_path)
     if reward is None:
         raise ConfigError(
             "The 'reward' parameter of compute_score is required: set "
             "reward.custom_reward_function.reward_kwargs.reward to 'package.module:attribute'. "
             "Got None."
         )
-    return make_compute_score(reward, none_score=fill)
+    return make_compute_score(reward, none_score=fill, log_path=log_path)
 
 
 def compute_score(
@@ -164,10 +180,12 @@ def compute_score(
     *,
     reward: Any = None,
     none_score: float = 0.0,
+    log_path: str | None = None,
     **kwargs: Any,
 ) -> dict[str, float]:
-    """verl's ``compute_score`` signature; ``reward`` (from ``reward_kwargs``) names the stack."""
-    return _reward(reward, none_score)(
+    """verl's ``compute_score`` signature; ``reward`` (from ``reward_kwargs``) names the stack,
+    ``log_path`` (also from ``reward_kwargs``) the sample log."""
+    return _reward(reward, none_score, log_path)(
         data_source, solution_str, ground_truth, extra_info, **kwargs
     )
 
@@ -180,9 +198,10 @@ def compute_score_batch(
     *,
     reward: Any = None,
     none_score: float = 0.0,
+    log_path: str | None = None,
     **kwargs: Any,
 ) -> list[dict[str, float]]:
     """For verl's ``batch`` reward manager (``name=compute_score_batch``)."""
-    return _reward(reward, none_score).batch(
+    return _reward(reward, none_score, log_path).batch(
         data_sources, solution_strs, ground_truths, extra_infos, **kwargs
     )
