@@ -8,26 +8,33 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import gc
 import hashlib
+import io
 import json
 import os
 import random
 import resource
 import signal
 import sys
+import threading
 import time
+from contextlib import suppress
 from typing import Any
 
 try:
     from ._filter import patch_pid
     from ._landlock import restrict_self
+    from ._stdio import normalised_sha
     from ._values import TEXT_CAP, Unserialisable, canon
 except ImportError:  # run by the zygote as a plain script, not as part of the package
     from _filter import patch_pid  # type: ignore[no-redef]
     from _landlock import restrict_self  # type: ignore[no-redef]
+    from _stdio import normalised_sha  # type: ignore[no-redef]
     from _values import TEXT_CAP, Unserialisable, canon  # type: ignore[no-redef]
 
 __all__ = [
+    "SCRIPT",
     "TEXT_CAP",
     "decode",
     "is_cell_record",
@@ -38,6 +45,8 @@ __all__ = [
     "write_all",
 ]
 
+SCRIPT = ""  # the entry point of standard-input tests: the whole program runs per test
+PIPE_BUF_BYTES = 1 << 16  # what a fresh pipe takes without a reader
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 1, 38, 22
 SECCOMP_MODE_FILTER = 2
 
@@ -121,7 +130,10 @@ def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
 
 
 def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, fd: int) -> None:
-    """Compile and import the program once, then run its tests in order, one record each."""
+    """Compile and import the program once, then run its tests in order, one record each.
+    ``entry == SCRIPT``: the program is a script run once per test on its standard input."""
+    if entry == SCRIPT:
+        return run_script(src, idxs, inputs, budget, fd)
     dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
     setitimer, real = signal.setitimer, signal.ITIMER_REAL
 
@@ -177,6 +189,93 @@ def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, f
             rec = [i, "E", _name(e)]
         rec[2:2] = [perf() - t0, cpu_time() - c0]
         send(rec)
+
+
+def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> None:
+    """Standard-input tests: compile once, then per test run the whole program as
+    ``__main__`` in fresh globals, with that test's text on fd 0 (``input()``, ``sys.stdin``,
+    ``sys.stdin.buffer`` and ``open(0)`` all read it) and ``sys.stdout`` captured.  The record
+    carries the canonical text of the output; one too large to send carries the sha256 of its
+    normalised form (``_stdio``).  ``exit()`` / ``sys.exit(0)`` end a script normally."""
+    dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
+    setitimer, real = signal.setitimer, signal.ITIMER_REAL
+
+    def send(rec: list) -> None:
+        write_all(fd, (dumps(rec) + "\n").encode())
+
+    signal.signal(signal.SIGALRM, _on_alarm)
+    sys.setrecursionlimit(1000)
+    try:
+        code = compile(src, "<program>", "exec")
+    except MemoryError:
+        return send(["X", "M", ""])
+    except Exception as e:
+        return send(["X", "S", type(e).__name__])
+    names = dict(builtins.__dict__)
+    names["exit"] = names["quit"] = sys.exit  # the site module's helpers (workers run -S)
+    send(["R", cpu_time()])
+    for i in idxs:
+        stdin_text, mode = inputs[i]
+        sink = _Sink()
+        random.seed(0)
+        t0, c0 = perf(), cpu_time()
+        try:
+            try:
+                _feed_stdin(stdin_text.encode("utf-8", "surrogatepass"))
+                sys.stdout = io.TextIOWrapper(sink, encoding="utf-8", errors="surrogatepass")
+                setitimer(real, budget)
+                try:
+                    exec(code, {"__name__": "__main__", "__builtins__": names})
+                except SystemExit as e:
+                    if e.code not in (None, 0):
+                        raise
+                finally:
+                    setitimer(real, 0)
+                with suppress(BaseException):
+                    sys.stdout.flush()
+            finally:
+                sys.stdout = sys.__stdout__
+            out = sink.getvalue().decode("utf-8", "replace")
+            text = canon(out)
+            rec = [i, "V", text]
+            if len(text) > TEXT_CAP:
+                rec = [i, "H", normalised_sha(out, mode)]
+        except _Budget:
+            rec = [i, "T", ""]
+        except MemoryError:
+            rec = [i, "M", ""]
+        except BaseException as e:
+            rec = [i, "E", _name(e)]
+        rec[2:2] = [perf() - t0, cpu_time() - c0]
+        send(rec)
+
+
+class _Sink(io.BytesIO):
+    """The captured standard output: a program that closes ``sys.stdout`` keeps its text."""
+
+    def close(self) -> None:
+        pass
+
+
+def _feed_stdin(data: bytes) -> None:
+    """A fresh pipe on fd 0 holding ``data`` (a writer thread when it exceeds the pipe)."""
+    gc.collect()  # a file object left by the previous test (``f = open(0)``) closes fd 0 now
+    r, w = os.pipe()
+    if r != 0:  # r is 0 when the previous test closed fd 0
+        os.dup2(r, 0)
+        os.close(r)
+    if len(data) <= PIPE_BUF_BYTES:
+        write_all(w, data)
+        os.close(w)
+    else:
+
+        def pour() -> None:
+            with suppress(OSError):
+                write_all(w, data)
+            os.close(w)
+
+        threading.Thread(target=pour, daemon=True).start()
+    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
 
 
 def _name(e: BaseException) -> str:

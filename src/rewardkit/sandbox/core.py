@@ -26,8 +26,10 @@ from typing import Any
 
 from .._validation import check_choice, check_positive_int, check_real
 from ..errors import ConfigError
+from ._child import SCRIPT
 from ._pool import LocalPool
-from .table import ExecutionTable, TestCase, build_table, prepare_tests
+from .cases import InvalidTest, StdioTest, TestCase
+from .table import AnyTest, ExecutionTable, build_table, prepare_tests
 
 __all__ = ["Sandbox", "SandboxWarning"]
 
@@ -143,32 +145,30 @@ class Sandbox:
 
     # ----------------------------------------------------------------------------------- run
     def run(
-        self, programs: Sequence[str], tests: Sequence[TestCase], *, entry_point: str
+        self,
+        programs: Sequence[str],
+        tests: Sequence[TestCase | StdioTest | InvalidTest],
+        *,
+        entry_point: str | None = None,
     ) -> ExecutionTable:
         """Execute every program on every test; return the (m, K) table.
 
-        A program that does not compile is a SYNTAX row; a test whose input or expected value
-        is not a literal is an INVALID_TEST column.  Nothing a program does raises here."""
+        ``TestCase`` tests call ``entry_point(*input)``; ``StdioTest`` tests run each program
+        as a script (``entry_point`` stays None); one run holds one kind.  A program that does
+        not compile is a SYNTAX row; a test whose input or expected value is not a literal, or
+        an ``InvalidTest``, is an INVALID_TEST column.  Nothing a program does raises here."""
         programs = _check_programs(programs)
         tests = _check_tests(tests)
-        if (
-            not isinstance(entry_point, str)
-            or not entry_point.isidentifier()
-            or keyword.iskeyword(entry_point)
-        ):
-            raise ConfigError(
-                "The 'entry_point' parameter of Sandbox.run must be a Python identifier. "
-                f"Got {entry_point!r}."
-            )
+        entry = _check_entry(tests, entry_point)
         prep = prepare_tests(tests)
         with self._lock:
             self.start()
             rows = list(range(len(programs)))
             if self._pool is not None:
-                cells = self._pool.execute(programs, rows, prep.inputs, entry_point)
+                cells = self._pool.execute(programs, rows, prep.inputs, entry)
             else:
                 assert self._ray is not None
-                cells = self._ray.execute(programs, prep.inputs, entry_point)
+                cells = self._ray.execute(programs, prep.inputs, entry)
         return build_table(
             len(programs),
             prep,
@@ -220,20 +220,46 @@ def _check_programs(programs: Sequence[str]) -> list[str]:
     return list(programs)
 
 
-def _check_tests(tests: Sequence[TestCase]) -> list[TestCase]:
-    if not isinstance(tests, Sequence):
+def _check_tests(tests: Sequence[AnyTest]) -> list[AnyTest]:
+    if isinstance(tests, str) or not isinstance(tests, Sequence):
         raise ConfigError(
-            "The 'tests' parameter of Sandbox.run must be a sequence of TestCase. "
-            f"Got {type(tests).__name__}."
+            "The 'tests' parameter of Sandbox.run must be a sequence of TestCase, StdioTest or "
+            f"InvalidTest. Got {type(tests).__name__}."
         )
     for k, t in enumerate(tests):
-        if (
-            not isinstance(t, TestCase)
-            or not isinstance(t.input, str)
-            or not isinstance(t.expected, str)
-        ):
+        ok = isinstance(t, (StdioTest, InvalidTest)) or (
+            isinstance(t, TestCase) and isinstance(t.input, str) and isinstance(t.expected, str)
+        )
+        if not ok:
             raise ConfigError(
-                "The 'tests' parameter of Sandbox.run must be a sequence of TestCase with str "
-                f"input and expected. Got {t!r} at index {k}."
+                "The 'tests' parameter of Sandbox.run must be a sequence of TestCase (str input "
+                f"and expected), StdioTest or InvalidTest. Got {t!r:.200} at index {k}."
             )
     return list(tests)
+
+
+def _check_entry(tests: Sequence[AnyTest], entry_point: str | None) -> str:
+    """The worker's entry: the function name for TestCase tests, SCRIPT for StdioTest."""
+    stdio = any(isinstance(t, StdioTest) for t in tests)
+    if stdio and any(isinstance(t, TestCase) for t in tests):
+        raise ConfigError(
+            "The 'tests' parameter of Sandbox.run mixes TestCase and StdioTest: run each kind "
+            "in its own call."
+        )
+    if stdio:
+        if entry_point is not None:
+            raise ConfigError(
+                "The 'entry_point' parameter of Sandbox.run must be None for StdioTest tests "
+                f"(the program runs as a script). Got {entry_point!r}."
+            )
+        return SCRIPT
+    if (
+        not isinstance(entry_point, str)
+        or not entry_point.isidentifier()
+        or keyword.iskeyword(entry_point)
+    ):
+        raise ConfigError(
+            "The 'entry_point' parameter of Sandbox.run must be a Python identifier for "
+            f"TestCase tests. Got {entry_point!r}."
+        )
+    return entry_point

@@ -22,7 +22,9 @@ import numpy as np
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
 from ._compare import Malformed, check_cell, parse_bounded, safe_text, tree_equal, values_equal
+from ._stdio import normalised_sha, stdout_equal
 from ._values import TEXT_CAP, Unserialisable, canon, parse_literal
+from .cases import InvalidTest, StdioTest, TestCase
 
 __all__ = ["ExecutionTable", "Status", "TestCase", "graded_correctness", "values_equal"]
 
@@ -51,17 +53,6 @@ _KIND_STATUS = {
 
 
 @dataclass(frozen=True)
-class TestCase(JsonMixin):
-    """One test: ``input`` is the literal of the argument tuple, ``expected`` the literal of the
-    return value, e.g. ``TestCase(input="([1, 2], 3)", expected="4")``."""
-
-    __test__ = False  # not a pytest class
-
-    input: str
-    expected: str
-
-
-@dataclass(frozen=True)
 class _Prepared:
     """Tests parsed once: canonical input texts for the workers, expected values for us."""
 
@@ -72,21 +63,26 @@ class _Prepared:
     problems: list[str]  # why a test is invalid ("" when valid)
 
 
-def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
-    inputs: list[str | None] = []
-    texts: list[str | None] = []
-    shas: list[str | None] = []
-    expected: list[Any] = []
-    problems: list[str] = []
+@dataclass(frozen=True)
+class _StdoutExpect:
+    """The expected output of a standard-input test and how to compare it."""
+
+    stdout: str
+    mode: str
+    tol: float
+
+
+AnyTest = TestCase | StdioTest | InvalidTest
+
+
+def prepare_tests(tests: Sequence[AnyTest]) -> _Prepared:
+    """Parse every test once.  A function-call test gives the canonical argument tuple (dict
+    order kept: a program can see it) and a value tree; a standard-input test gives
+    ``(stdin, mode)`` and its expected output; an invalid one gives its reason."""
+    prep = _Prepared([], [], [], [], [])
     for t in tests:
         try:
-            args = parse_literal(t.input)
-            if type(args) is not tuple:
-                raise ValueError(f"input must be a tuple literal, got {type(args).__name__}")
-            exp = parse_literal(t.expected)
-            # Arguments keep their dict order (a program can see it); outputs do not.
-            arg_text, exp_text = canon(args, ordered=True), canon(exp)
-            tree = parse_bounded(exp_text) if len(exp_text) <= TEXT_CAP else _BY_HASH
+            inp, tree, text, sha = _prepare(t)
         except (
             ValueError,
             SyntaxError,
@@ -96,18 +92,40 @@ def prepare_tests(tests: Sequence[TestCase]) -> _Prepared:
             Unserialisable,
             Malformed,
         ) as e:
-            inputs.append(None)
-            expected.append(None)
-            texts.append(None)
-            shas.append(None)
-            problems.append(f"{type(e).__name__}: {str(e)[:120]}")
+            for column in (prep.inputs, prep.expected, prep.expected_text, prep.expected_sha):
+                column.append(None)
+            name = "invalid test" if isinstance(e, _InvalidTest) else type(e).__name__
+            prep.problems.append(f"{name}: {str(e)[:200]}")
             continue
-        inputs.append(arg_text)
-        expected.append(tree)
-        texts.append(exp_text)
-        shas.append(hashlib.sha256(exp_text.encode()).hexdigest())
-        problems.append("")
-    return _Prepared(inputs, expected, texts, shas, problems)
+        prep.inputs.append(inp)
+        prep.expected.append(tree)
+        prep.expected_text.append(text)
+        prep.expected_sha.append(sha)
+        prep.problems.append("")
+    return prep
+
+
+def _prepare(t: AnyTest) -> tuple[str, Any, str, str]:
+    if isinstance(t, InvalidTest):
+        raise _InvalidTest(t.reason)
+    if isinstance(t, StdioTest):
+        text = canon(t.stdout)
+        exp = _StdoutExpect(t.stdout, t.mode, float(t.tol))
+        return canon((t.stdin, t.mode)), exp, text, normalised_sha(t.stdout, t.mode)
+    args = parse_literal(t.input)
+    if type(args) is not tuple:
+        raise ValueError(f"input must be a tuple literal, got {type(args).__name__}")
+    exp_text = canon(parse_literal(t.expected))
+    tree = parse_bounded(exp_text) if len(exp_text) <= TEXT_CAP else _BY_HASH
+    sha = hashlib.sha256(exp_text.encode()).hexdigest()
+    return canon(args, ordered=True), tree, exp_text, sha
+
+
+class _InvalidTest(ValueError):
+    """An InvalidTest given by the caller (its reason is the column's detail)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class _Comparer:
@@ -133,7 +151,7 @@ class _Comparer:
             return row, idx, 0.0, Status.CRASH, _sha16("C:malformed"), reason
         if kind == "V":
             status, detail = self._value(idx, payload)
-            return row, idx, dur, status, _sha16(payload), detail
+            return row, idx, dur, status, self.output_hash(idx, payload), detail
         if kind == "H":  # too large to send: compared by hash, exactly
             ok = payload == self.prep.expected_sha[idx]
             status = Status.PASS if ok else Status.FAIL
@@ -148,6 +166,12 @@ class _Comparer:
         expected = self.prep.expected[idx]
         if expected is _BY_HASH:
             return Status.FAIL, ""
+        if type(expected) is _StdoutExpect:
+            out = self._stdout(text)
+            if out is None:
+                return Status.CRASH, "malformed record: output is not a str literal"
+            ok = stdout_equal(out, expected.stdout, expected.mode, expected.tol)
+            return (Status.PASS if ok else Status.FAIL), ""
         tree = self.parsed.get(text)
         if tree is None:
             try:
@@ -157,6 +181,23 @@ class _Comparer:
             if len(text) <= _CACHE_TEXT:
                 self.parsed[text] = tree
         return (Status.PASS if tree_equal(tree, expected) else Status.FAIL), ""
+
+    def _stdout(self, text: str) -> str | None:
+        try:
+            out = parse_bounded(text)
+        except Malformed:
+            return None
+        return out if type(out) is str else None
+
+    def output_hash(self, idx: int, payload: str) -> str:
+        """sha256[:16] of an output: its canonical text, or for a standard-input test the
+        normalised text its mode compares (so equal outputs share a hash)."""
+        expected = self.prep.expected[idx]
+        if type(expected) is _StdoutExpect:
+            out = self._stdout(payload)
+            if out is not None:
+                return normalised_sha(out, expected.mode)[:16]
+        return _sha16(payload)
 
 
 _CACHE_TEXT = 4096  # parsed trees of outputs up to this size are kept for reuse

@@ -1,0 +1,234 @@
+"""The test formats: function calls with literal arguments, standard-input tests, and
+assert-style test code parsed into literal cases.
+
+    TestCase(input="([1, 2], 3)", expected="4")                       # f(*input) == expected
+    StdioTest(stdin="3\\n1 2 3\\n", stdout="6\\n", mode="tokens")     # run as a script
+    parse_asserts(test_code, entry_point="f")   # → [TestCase | InvalidTest, ...]
+
+``parse_asserts`` reads test code with ``ast`` and never runs it.  It accepts
+``assert f(<literals>) == <literal>`` (either side), ``assert f(...) is True/False/None``,
+``assert f(...)`` (→ expected ``True``) and ``assert not f(...)`` (→ ``False``), at module level
+with ``f`` the entry point, or inside ``def check(candidate)`` with ``candidate`` as the
+function (the HumanEval form).  ``assert True`` lines, imports, docstrings and a trailing
+message are ignored.  Anything else (a loop, an assignment, a helper call, a computed argument
+or expected value, a tolerance expression) becomes an :class:`InvalidTest` naming the line and
+why: an INVALID_TEST column, never a silently dropped test.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from .._json import JsonMixin
+from ..errors import ConfigError
+from ._stdio import MODES
+from ._values import canon, parse_literal
+
+__all__ = ["InvalidTest", "StdioTest", "TestCase", "parse_asserts"]
+
+
+@dataclass(frozen=True)
+class TestCase(JsonMixin):
+    """One test: ``input`` is the literal of the argument tuple, ``expected`` the literal of the
+    return value, e.g. ``TestCase(input="([1, 2], 3)", expected="4")``."""
+
+    __test__ = False  # not a pytest class
+
+    input: str
+    expected: str
+
+
+@dataclass(frozen=True)
+class StdioTest(JsonMixin):
+    """A standard-input test: the program runs as a script with ``stdin`` on its standard
+    input; what it prints is compared with ``stdout`` under ``mode`` ("exact", "lines",
+    "tokens" or "float"; ``tol`` is the float mode's relative and absolute tolerance)."""
+
+    __test__ = False
+
+    stdin: str
+    stdout: str
+    mode: str = "tokens"
+    tol: float = 1e-6
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.stdin, str) or not isinstance(self.stdout, str):
+            raise ConfigError(
+                "StdioTest needs str 'stdin' and 'stdout'. "
+                f"Got {type(self.stdin).__name__} and {type(self.stdout).__name__}."
+            )
+        if self.mode not in MODES:
+            raise ConfigError(
+                f"The 'mode' parameter of StdioTest must be one of {', '.join(MODES)}. "
+                f"Got {self.mode!r}."
+            )
+        tol = self.tol
+        if type(tol) not in (int, float) or not 0 <= tol < 1:
+            raise ConfigError(f"The 'tol' parameter of StdioTest must be in [0, 1). Got {tol!r}.")
+
+
+@dataclass(frozen=True)
+class InvalidTest(JsonMixin):
+    """A test that could not be turned into a literal case: ``source`` (the code as written)
+    and ``reason``.  ``Sandbox.run`` reports its column as INVALID_TEST with the reason."""
+
+    __test__ = False
+
+    source: str
+    reason: str
+
+
+def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
+    """Literal cases of assert-style test ``code`` for the function ``entry_point`` (module
+    docstring).  A syntax error in ``code`` gives one InvalidTest."""
+    try:
+        module = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        return [InvalidTest(code[:200], f"test code does not parse ({type(e).__name__})")]
+    checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
+    if checks:
+        fn = checks[0]
+        if len(fn.args.args) != 1 or fn.args.vararg or fn.args.kwonlyargs:
+            return [InvalidTest(f"def check{ast.unparse(fn.args)}", "check() takes one argument")]
+        return _statements(fn.body, fn.args.args[0].arg, code)
+    return _statements(module.body, entry_point, code)
+
+
+def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | InvalidTest]:
+    out: list[TestCase | InvalidTest] = []
+    for node in body:
+        where = f"line {node.lineno}"
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring or a bare constant
+        if _is_metadata(node):
+            continue
+        source = (ast.get_source_segment(code, node) or ast.unparse(node))[:300]
+        if not isinstance(node, ast.Assert):
+            kind = type(node).__name__.lower()
+            out.append(InvalidTest(source, f"{where}: a {kind} statement is not a literal case"))
+            continue
+        if isinstance(node.test, ast.Constant) and node.test.value is True:
+            continue  # `assert True, "..."`: checks nothing
+        try:
+            out.append(_case(node.test, name))
+        except _NotLiteral as e:
+            out.append(InvalidTest(source, f"{where}: {e.args[0]}"))
+    return out
+
+
+def _is_metadata(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == "METADATA"
+    )
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+_SINGLE = (True, False, None)  # `is` compares identity: only these constants are literals
+
+
+def _case(test: ast.expr, name: str) -> TestCase:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _call_case(test.operand, name, False)
+    if isinstance(test, ast.Call):
+        return _call_case(test, name, True)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, ast.Eq):
+            if _calls(right, name) and not _calls(left, name):
+                left, right = right, left
+            return _call_case(left, name, _literal(right, "expected value"))
+        if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value in _SINGLE:
+            return _call_case(left, name, right.value)
+        raise _NotLiteral(f"the comparison {type(op).__name__} is not == (or `is` a constant)")
+    raise _NotLiteral(f"`{ast.unparse(test)[:60]}` is not `{name}(...) == literal`")
+
+
+def _calls(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+
+
+def _call_case(call: ast.expr, name: str, expected: object) -> TestCase:
+    if not _calls(call, name):
+        raise _NotLiteral(f"`{ast.unparse(call)[:60]}` is not a call of {name}")
+    assert isinstance(call, ast.Call)
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        raise _NotLiteral("keyword or starred arguments")
+    args = tuple(_literal(a, "argument") for a in call.args)
+    try:
+        return TestCase(canon(args, ordered=True), canon(expected))
+    except Exception as e:  # Unserialisable, ValueError (an int over 4300 digits)
+        raise _NotLiteral(f"not a plain value ({type(e).__name__})") from None
+
+
+def _literal(node: ast.expr, what: str) -> object:
+    """The value of a literal, folding arithmetic on literals (``3 * 19``, ``'ab' + 'c'``,
+    ``0 ** 0``) with bounded sizes; names, calls of anything but ``set`` / ``frozenset`` /
+    ``complex`` and every other expression are not literals."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id in ("nan", "inf"):
+            raise _NotLiteral(f"{what} `{ast.unparse(node)[:60]}` names a variable")
+    try:
+        return _fold(node)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, ArithmeticError):
+        raise _NotLiteral(f"{what} `{ast.unparse(node)[:60]}` is not a literal") from None
+
+
+FOLD_CAP = 10_000  # elements / characters / bits a folded operation may produce
+
+
+def _fold(node: ast.expr) -> object:
+    if isinstance(node, ast.Tuple):
+        return tuple(_fold(e) for e in node.elts)
+    if isinstance(node, ast.List):
+        return [_fold(e) for e in node.elts]
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return {_fold(k): _fold(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _fold(node.operand)
+        if type(v) in (int, float, complex):
+            return -v if isinstance(node.op, ast.USub) else v  # type: ignore[operator]
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        return _binop(node.op, _fold(node.left), _fold(node.right))
+    return parse_literal(ast.unparse(node))  # constants, sets, set() / frozenset() / complex()
+
+
+_OPS = {ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow}
+_NUM = (int, float)
+
+
+def _binop(op: ast.operator, a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta in _NUM and tb in _NUM:
+        x, y = a, b  # ints and floats (bool excluded: type, not isinstance)
+        if isinstance(op, ast.Pow):
+            if ta is int and tb is int and abs(x) > 1 and y * max(x.bit_length(), 1) > FOLD_CAP:
+                raise ValueError("power too large")
+            return x**y
+        return {
+            ast.Add: lambda: x + y,
+            ast.Sub: lambda: x - y,
+            ast.Mult: lambda: x * y,
+            ast.Div: lambda: x / y,
+            ast.FloorDiv: lambda: x // y,
+            ast.Mod: lambda: x % y,
+        }[type(op)]()
+    if isinstance(op, ast.Add) and ta is tb and ta in (str, bytes, list, tuple):
+        if len(a) + len(b) > FOLD_CAP:
+            raise ValueError("sequence too long")
+        return a + b
+    if isinstance(op, ast.Mult) and {ta, tb} & {str, bytes, list, tuple} and int in (ta, tb):
+        seq, n = (a, b) if tb is int else (b, a)
+        if len(seq) * max(n, 0) > FOLD_CAP:
+            raise ValueError("sequence too long")
+        return seq * n
+    raise ValueError(f"{type(op).__name__} of {ta.__name__} and {tb.__name__}")

@@ -1,0 +1,257 @@
+"""The test formats: standard-input programs with comparison modes, assert-style test code
+parsed into literal cases, and what cannot be parsed reported as INVALID_TEST."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rewardkit.errors import ConfigError
+from rewardkit.sandbox import (
+    InvalidTest,
+    Sandbox,
+    Status,
+    StdioTest,
+    TestCase,
+    parse_asserts,
+)
+from rewardkit.sandbox._stdio import normalise, stdout_equal
+from rewardkit.sandbox._values import parse_literal
+
+P, F, E, T, I = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.INVALID_TEST
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(timeout_s=1.0, memory_mb=256, workers=2) as box:
+        yield box
+
+
+# ------------------------------------------------------------------ comparison modes
+@pytest.mark.parametrize(
+    ("actual", "expected", "mode", "equal"),
+    [
+        ("6\n", "6\n", "exact", True),
+        ("6", "6\n", "exact", False),
+        ("6 \n", "6", "lines", True),
+        ("1 2\n3\n\n\n", "1 2\n3", "lines", True),
+        ("1  2\n3", "1 2\n3", "lines", False),
+        ("1  2\n3", "1 2 3", "tokens", True),
+        ("1 2", "12", "tokens", False),
+        ("0.3333333", "0.333333333", "float", True),  # within 1e-6
+        ("0.334", "0.333333333", "float", False),
+        ("3.0", "3", "float", False),  # an int token needs the same token
+        ("YES 1.0000001", "YES 1.0", "float", True),
+        ("yes 1.0", "YES 1.0", "float", False),
+        ("nan", "nan", "float", True),
+        ("inf", "1e308", "float", False),
+        ("1e-7", "0.0", "float", True),  # absolute tolerance
+    ],
+)
+def test_comparison_modes(actual, expected, mode, equal):
+    assert stdout_equal(actual, expected, mode, 1e-6) is equal
+
+
+words = st.text(alphabet=" \t\n\r\x0bab1.", max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(words, words)
+def test_modes_against_their_definitions(a, b):
+    assert stdout_equal(a, b, "exact", 1e-6) == (a == b)
+    assert stdout_equal(a, b, "tokens", 1e-6) == (a.split() == b.split())
+    lines = [x.rstrip() for x in a.rstrip().splitlines()] == [
+        x.rstrip() for x in b.rstrip().splitlines()
+    ]
+    assert stdout_equal(a, b, "lines", 1e-6) == lines
+    assert normalise(a, "tokens") == " ".join(a.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6))
+def test_float_mode_is_isclose_per_token(x, y):
+    got = stdout_equal(f"{x!r}", f"{y!r}", "float", 1e-6)
+    assert got == (repr(x) == repr(y) or math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-6))
+
+
+# -------------------------------------------------------------- standard-input programs
+READERS = {
+    "input()": "n = int(input())\nxs = list(map(int, input().split()))\nprint(sum(xs))\n",
+    "sys.stdin": "import sys\nlines = sys.stdin.read().split()\nprint(sum(map(int, lines[1:])))\n",
+    "sys.stdin.buffer": (
+        "import sys\nd = sys.stdin.buffer.read().split()\nprint(sum(map(int, d[1:])))\n"
+    ),
+    "open(0) and exit()": "print(sum(map(int, open(0).read().split()[1:])))\nexit()\n",
+    "a kept open(0)": "f = open(0)\nprint(sum(map(int, f.read().split()[1:])))\n",
+    "main guard, sys.exit(0)": (
+        "import sys\ndef main():\n    n = int(sys.stdin.readline())\n"
+        "    print(sum(map(int, sys.stdin.readline().split())))\n    sys.exit(0)\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+}
+BIG = 40_000  # > 64 KiB of input: fed by a writer thread
+
+
+def _stdio_tests():
+    return [
+        StdioTest("3\n1 2 3\n", "6\n"),
+        StdioTest("2\n5 5\n", "10"),
+        StdioTest(f"{BIG}\n" + " ".join(["12"] * BIG) + "\n", f"{12 * BIG}\n"),
+        StdioTest("1\n7\n", "7\n", mode="exact"),
+    ]
+
+
+def test_every_way_of_reading_stdin(sb):
+    t = sb.run(list(READERS.values()), _stdio_tests())
+    assert (t.status == P).all(), (t.status, t.detail)
+
+
+def test_stdio_failures(sb):
+    progs = [
+        "print(sum(map(int, open(0).read().split()[1:])) + 1)\n",  # wrong
+        "import sys\nsys.exit(3)\n",  # a non-zero exit is an error
+        "while True:\n    pass\n",
+        "raise ValueError('x')\n",
+        "print(int(input()) +\n",  # syntax
+        "import os\nos.write(1, b'6\\n')\n",  # fd 1 is not the captured stdout
+    ]
+    t = sb.run(progs, _stdio_tests()[:2])
+    assert t.status.tolist() == [[F, F], [E, E], [T, T], [E, E], [Status.SYNTAX] * 2, [F, F]]
+    assert t.detail[1, 0] == "SystemExit" and t.detail[3, 0] == "ValueError"
+
+
+def test_large_outputs_travel_as_a_normalised_hash(sb):
+    n = 30_000  # ~170 KiB of output
+    expected = "\n".join(str(i) for i in range(n)) + "\n"
+    progs = [
+        f"for i in range({n}):\n    print(i)\n",
+        f"print(' '.join(str(i) for i in range({n})))\n",  # same tokens
+        f"for i in range({n}):\n    print(i + (i == 7))\n",  # one token wrong
+    ]
+    tests = [StdioTest("", expected, mode="tokens"), StdioTest("", expected, mode="exact")]
+    t = sb.run(progs, tests)
+    assert t.status.tolist() == [[P, P], [P, F], [F, F]]
+    assert t.output_hash[0, 0] == t.output_hash[1, 0]  # the same under its mode
+
+
+def test_outputs_hash_under_their_mode(sb):
+    t = sb.run(["print(1, 2)\n", "print(1)\nprint(2)\n"], [StdioTest("", "1 2")])
+    assert (t.status == P).all() and t.output_hash[0, 0] == t.output_hash[1, 0]
+
+
+def test_one_kind_per_run(sb):
+    with pytest.raises(ConfigError, match="mixes"):
+        sb.run(["print(1)"], [StdioTest("", "1"), TestCase("(1,)", "1")], entry_point="f")
+    with pytest.raises(ConfigError, match="None for StdioTest"):
+        sb.run(["print(1)"], [StdioTest("", "1")], entry_point="f")
+    with pytest.raises(ConfigError, match="identifier"):
+        sb.run(["def f(): pass"], [TestCase("()", "None")])
+    with pytest.raises(ConfigError, match="mode"):
+        StdioTest("", "", mode="loose")
+
+
+# ------------------------------------------------------------------ assert-style tests
+ASSERTS = '''
+METADATA = {"author": "x"}
+import math
+
+def check(candidate):
+    """Docstring."""
+    assert candidate(1, 2) == 3
+    assert 7 == candidate(3, 4), "reversed"
+    assert candidate(*[1, 2]) == 3
+    assert candidate(3 * 19, 'ab' + 'c') == (57, 'abc')
+    assert candidate({"p": 1, "A": 2}) is True
+    assert candidate([])
+    assert not candidate([1])
+    assert True, "this prints if the assert fails"
+    assert abs(candidate(0.5) - 0.25) < 1e-6
+    for x in range(3):
+        assert candidate(x) == x
+    assert candidate(helper(2)) == 4
+    assert candidate(2 ** 100000) == 0
+    assert candidate('a' * 10**9) == 0
+    assert candidate(__import__('os').getcwd()) == 0
+    assert candidate(nan) == 1
+    assert candidate(1, key=2) == 1
+'''
+
+
+def test_assert_forms():
+    got = parse_asserts(ASSERTS, "f")
+    cases = [c for c in got if isinstance(c, TestCase)]
+    invalid = [c for c in got if isinstance(c, InvalidTest)]
+    assert cases == [
+        TestCase("(1, 2)", "3"),
+        TestCase("(3, 4)", "7"),
+        TestCase("(57, 'abc')", "(57, 'abc')"),
+        TestCase("({'p': 1, 'A': 2},)", "True"),  # dict order kept
+        TestCase("([],)", "True"),
+        TestCase("([1],)", "False"),
+    ]
+    reasons = [c.reason for c in invalid]
+    assert len(invalid) == 9
+    assert "starred" in reasons[0]
+    assert "comparison Lt" in reasons[1]
+    assert "for statement" in reasons[2]
+    assert all("line" in r for r in reasons)
+    assert (
+        sum("` is not a literal" in r for r in reasons) == 4
+    )  # helper, 2**100000, "a"*1e9, import
+    assert "names a variable" in reasons[7] and "keyword" in reasons[8]
+
+
+def test_module_level_asserts_use_the_entry_point():
+    got = parse_asserts("assert f(2) == 4\nassert g(2) == 4\nx = 1\n", "f")
+    assert got[0] == TestCase("(2,)", "4")
+    assert isinstance(got[1], InvalidTest) and "not a call of f" in got[1].reason
+    assert isinstance(got[2], InvalidTest) and "assign" in got[2].reason
+    assert isinstance(parse_asserts("assert f(", "f")[0], InvalidTest)
+
+
+plain = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(plain, max_size=3), plain)
+def test_asserts_round_trip_literal_values(args, expected):
+    call = f"candidate({', '.join(map(repr, args))})"
+    code = f"def check(candidate):\n    assert {call} == {expected!r}\n"
+    (case,) = parse_asserts(code, "f")
+    assert isinstance(case, TestCase)
+    assert parse_literal(case.input) == tuple(args) or any(x != x for x in args)
+    assert parse_literal(case.expected) == expected or expected != expected
+
+
+def test_invalid_tests_become_invalid_columns_with_their_reason(sb):
+    tests = parse_asserts("assert f(1) == 2\nfor i in range(2):\n    assert f(i) == i + 1\n", "f")
+    t = sb.run(["def f(x):\n    return x + 1\n"], tests, entry_point="f")
+    assert t.status.tolist() == [[P, I]]
+    assert "for statement" in t.detail[0, 1]
+    np.testing.assert_array_equal(t.passed, [[True, False]])
+
+
+def test_third_party_packages_when_allowed():
+    pytest.importorskip("numpy")
+    prog = "import numpy as np\ndef f(n):\n    return int(np.arange(n).sum())\n"
+    with Sandbox(timeout_s=5.0, workers=1, packages=("numpy",)) as box:
+        t = box.run([prog], [TestCase("(10,)", "45")], entry_point="f")
+        s = box.run(["import numpy as np\nprint(np.arange(int(input())).sum())\n"],
+                    [StdioTest("10\n", "45")])  # fmt: skip
+    assert t.status[0, 0] == P and s.status[0, 0] == P
