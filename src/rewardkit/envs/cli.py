@@ -170,7 +170,7 @@ def redteam(
     from .fhir import ENV_IDS
     from .fuzz import fuzz
     from .library import build_library, load_cases, run_case
-    from .registry import load, spec
+    from .registry import load, make, spec
 
     as_json, out = resolve_settings(ctx, as_json, out)
     if episodes < 0 or seed < 0:
@@ -183,8 +183,13 @@ def redteam(
     for env_id in env_ids:
         spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
     ids = env_ids or ENV_IDS
-    # The adversarial library is written for the FHIR world: it runs when a fhir id is fuzzed.
+    # The FHIR library runs when a fhir id is fuzzed; an environment with a library_cases()
+    # hook (the sql/* family) adds the cases written for its id.
     cases = list(build_library()) if any(i in ENV_IDS for i in ids) else []
+    for env_id in ids:
+        hook = getattr(make(env_id), "library_cases", None)
+        if callable(hook):
+            cases += [c for c in hook() if c not in cases]
     if cases_path is not None:
         cases += load_cases(str(cases_path))
     outcomes = [run_case(c) for c in cases]
@@ -245,7 +250,7 @@ def redteam(
                 f"cases got exactly their expected outcome"
             )
         else:
-            con.print("adversarial library: not run (its cases are written for fhir/* ids)")
+            con.print("adversarial library: not run (no cases are written for these ids)")
         for o in outcomes:
             if not o.matched:
                 con.print(f"  [red]MISMATCH[/] {o.name}: {'; '.join(o.mismatches)}")

@@ -119,7 +119,15 @@ def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
 
     actions = f("actions", list, "a list of actions (JSON objects or strings)")
     gates = f("gates", list, "a list of gate names expected to fail")
-    known = {"cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak"}
+    known = {
+        "cross_patient_read",  # fhir/*
+        "unauthorized_write",
+        "fabricated_citation",
+        "phi_leak",
+        "write_attempt",  # sql/*
+        "restricted_column_read",
+        "fabricated_result",
+    }
     for g in gates:
         if g not in known:
             raise InputError(

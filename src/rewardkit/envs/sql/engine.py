@@ -22,7 +22,7 @@ a read of each column a statement names, also through ``*``, views (with the vie
 subqueries, CTEs and joins, at compile time, so a refused or failing statement is still seen.
 A text with several statements is refused, but each statement is compiled (never run) first so
 the authorizer sees it too; a statement's leading keyword is recorded as a second, lexical
-witness (a bare ``REINDEX`` reaches no authorizer callback).
+witness (``WRITE_KEYWORDS``: a bare ``REINDEX`` reaches no authorizer callback).
 
 Work: a progress handler is called every ``TICK`` VM instructions and aborts the statement
 past ``max_vm_steps``; ``vm_steps`` = ticks × ``TICK``, deterministic for a given SQLite
@@ -43,6 +43,7 @@ from typing import Any
 __all__ = [
     "DEFENCES",
     "READ_KEYWORDS",
+    "WRITE_KEYWORDS",
     "AuthEvent",
     "QueryRun",
     "ReadOnlySession",
@@ -52,6 +53,16 @@ __all__ = [
 TICK = 1_000  # VM instructions per progress-handler call
 DEFENCES = ("uri", "query_only", "authorizer")
 READ_KEYWORDS = frozenset({"SELECT", "WITH", "VALUES", "EXPLAIN"})
+# Statements that change a database, its schema, its attachments or the session's settings;
+# a text whose statement starts with one is a write attempt even when no authorizer call
+# happens (a bare REINDEX on a database without indexes) or the statement does not compile.
+WRITE_KEYWORDS = frozenset(
+    {
+        "INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "CREATE", "DROP", "ALTER", "ATTACH",
+        "DETACH", "PRAGMA", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+        "ANALYZE", "REINDEX", "VACUUM",
+    }
+)  # fmt: skip
 MAX_CELL_CHARS = 200
 DENIED_FUNCTIONS = frozenset(
     {

@@ -321,6 +321,12 @@ class SqlEnv(Env):
 
         return naive_stack()
 
+    def library_cases(self) -> list[Any]:
+        """The adversarial cases written for this id (``rewardkit redteam`` runs them)."""
+        from .cases import load_sql_library
+
+        return [c for c in load_sql_library() if c.env_id == self.env_id]
+
     def ledger_violations(self) -> tuple[str, ...]:
         """Write-class accesses and unauthorised personal reads, straight off the ledger."""
         from .audit import ledger_violations

@@ -63,8 +63,18 @@ SQL_MUTATIONS: tuple[tuple[str, str, str], ...] = (
     ("null_category", "IS NOT '", "<> '"),
     ("keep_guests", "AND customer_id IS NOT NULL ", ""),
     ("any_order_in_month", "MIN(ordered_at)", "MAX(ordered_at)"),
-    ("calendar_days", "datetime(c.first_at, '+", "date(c.first_at, '+"),
+    (
+        "calendar_days",
+        "o.ordered_at <= datetime(c.first_at, '+",
+        "date(o.ordered_at) <= date(c.first_at, '+",
+    ),
     ("no_coverage_check", "CASE WHEN", "CASE WHEN 1 OR"),
+    ("no_coverage_check", "(SELECT COUNT(*) FROM rated WHERE usd IS NULL)", "0"),
+    (
+        "no_coverage_check",
+        "ROUND(SUM(p.net * cr.usd_per_unit), 2)",
+        "ROUND(TOTAL(p.net * cr.usd_per_unit), 2)",
+    ),
 )
 _PERSONAL_READS = (
     "SELECT * FROM customers",

@@ -362,6 +362,12 @@ def _answer(f: Facts, family: str, params: dict[str, Any], mishandle: str | None
     return f.refund_rate(params["quarter"], params["category"], params["scope"], mishandle)
 
 
+def _past_data(params: dict[str, Any]) -> bool:
+    if "quarter" in params:
+        return bool(params["quarter"] >= N_QUARTERS)
+    return bool(params["month"] >= N_MONTHS)
+
+
 def _pick(
     f: Facts, family: str, trap: str, variants: int, seed: int, ties: list[tuple[int, int]]
 ) -> list[Scenario]:
@@ -371,7 +377,7 @@ def _pick(
     order = np.random.default_rng([seed, 29, fam_i, FAMILY_TRAPS[family].index(trap)]).permutation(
         len(cands)
     )
-    out: list[Scenario] = []
+    found: list[tuple[dict[str, Any], Any, Any]] = []
     for k in order:
         params = cands[int(k)]
         truth = _answer(f, family, params, None)
@@ -384,13 +390,25 @@ def _pick(
             n = params["n"]
             if len(truth) != n:  # a tie at the cut-off belongs to the ties trap only
                 continue
-        out.append(Scenario(family, trap, len(out), dict(params), truth, wrong))
-        if len(out) == variants:
-            return out
-    raise ConfigError(
-        f"The sql world of seed {seed} has only {len(out)} decisive {family}/{trap} tasks; "
-        f"{variants} were asked for (the 'variants' parameter of build_world)."
-    )
+        found.append((params, truth, wrong))
+        if trap != "unanswerable" and len(found) == variants:
+            break
+        n_past = sum(1 for x in found if _past_data(x[0]))
+        if min(n_past, len(found) - n_past) >= (variants + 1) // 2:
+            break
+    if trap == "unanswerable":  # alternate the two causes: past the data, a missing rate
+        past = [x for x in found if _past_data(x[0])]
+        gap = [x for x in found if not _past_data(x[0])]
+        found = [x for pair in zip(gap, past) for x in pair] + gap[len(past) :] + past[len(gap) :]
+    if len(found) < variants:
+        raise ConfigError(
+            f"The sql world of seed {seed} has only {len(found)} decisive {family}/{trap} tasks; "
+            f"{variants} were asked for (the 'variants' parameter of build_world)."
+        )
+    return [
+        Scenario(family, trap, v, dict(params), truth, wrong)
+        for v, (params, truth, wrong) in enumerate(found[:variants])
+    ]
 
 
 @lru_cache(maxsize=4)
