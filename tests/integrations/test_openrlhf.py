@@ -97,12 +97,17 @@ def test_without_torch_plain_lists(stack: RewardStack, monkeypatch: Any) -> None
     [
         ("P:4<|im_end|>", "P:", "4<|im_end|>", "4"),
         ("P:4 </s></s>\n", "P:", "4 </s></s>\n", "4"),
-        ("<s> P:4", "P:", "4", "4"),  # prompt not a prefix: first occurrence
-        ("xyz", "P:", "xyz", "xyz"),  # prompt absent: the whole query
+        ("<s> P:4", "P:", "4", "4"),  # a decoded BOS the prompt text does not have
+        ("Q , x ?A<eos>", "Q, x?", "A<eos>", "A"),  # clean-up of spaces: aligned by characters
     ],
 )
 def test_split_query(query: str, prompt: str, completion: str, text: str) -> None:
     assert split_query(query, prompt, openrlhf.DEFAULT_SPECIAL_TOKENS) == (completion, text)
+
+
+@pytest.mark.parametrize(("query", "prompt"), [("xyz", "P:"), ("P;4", "P:"), ("4 P:", "P:")])
+def test_a_prompt_that_cannot_be_found_is_not_split(query: str, prompt: str) -> None:
+    assert split_query(query, prompt, openrlhf.DEFAULT_SPECIAL_TOKENS) is None
 
 
 def test_errors_name_the_parameter(stack: RewardStack) -> None:

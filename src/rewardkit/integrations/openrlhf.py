@@ -20,15 +20,24 @@ importable, plain lists of floats otherwise.
 OpenRLHF has no "cannot score" (a ``None`` reward makes it look for a reward model and fail),
 so a ``None`` total is sent as ``none_reward`` (default 0.0, a parameter) with
 ``extra_logs["masked"] = 1``; see :func:`~rewardkit.integrations._common.flat_record` for the
-fixed ``extra_logs`` keys. The episode a stack sees: ``query``, ``prompt``, ``completion``
-(the query after the prompt), ``text`` (the completion without trailing special tokens),
-``ground_truth`` and ``label`` (the label), and any other keyword.
+fixed ``extra_logs`` keys (plus ``prompt_not_found``). The episode a stack sees: ``query``,
+``prompt``, ``completion`` (the query after the prompt), ``text`` (the answer text of the
+completion without its trailing end markers: pass ``tokenizer=`` so that your model's own
+special tokens are stripped, besides :data:`DEFAULT_SPECIAL_TOKENS`), ``ground_truth`` and
+``label`` (the label), and any other keyword.
+
+The prompt is located at the start of the query, exactly or up to whitespace (a tokenizer's
+clean-up of spaces changes the decoded prompt). When it cannot be found there, the sample is
+not scored — scoring it would grade the prompt as part of the response —: it gets
+``none_reward`` with ``masked = 1`` and ``prompt_not_found = 1`` in ``extra_logs``.
+
+The multi-turn path (an ``AgentExecutor`` over an environment) is :func:`agent_executor`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._completion import completion_text
@@ -38,32 +47,107 @@ from ..stack import RewardStack
 from ._common import Target, check_fill, flat_record, record_keys, resolve
 from .samplelog import SampleLog, open_log
 
-__all__ = ["DEFAULT_SPECIAL_TOKENS", "OpenRLHFReward", "reward_func", "split_query"]
+__all__ = [
+    "DEFAULT_SPECIAL_TOKENS",
+    "OpenRLHFReward",
+    "agent_executor",
+    "end_markers",
+    "reward_func",
+    "split_query",
+    "strip_end_markers",
+]
 
-# End-of-turn / end-of-text markers of the common chat templates (Qwen, Llama 3, Llama 2 / Mistral).
-DEFAULT_SPECIAL_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>")
+# End-of-turn / end-of-text markers of the common chat templates: Qwen / ChatML, Llama 3,
+# Llama 2 / Mistral, Gemma, Phi-3, GPT-OSS (harmony), DeepSeek (full-width bars and U+2581).
+DEFAULT_SPECIAL_TOKENS = (
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "</s>",
+    "<end_of_turn>",
+    "<eos>",
+    "<|end|>",
+    "<|return|>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>",
+    "<pad>",
+)
+PROMPT_NOT_FOUND = "prompt_not_found"
 
 
-def split_query(query: str, prompt: str, special_tokens: Sequence[str]) -> tuple[str, str]:
-    """(completion, text): the query after the prompt, and that without trailing special tokens.
+def end_markers(tokenizer: Any = None, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """The markers stripped from the end of a response: the tokenizer's special tokens (its
+    ``all_special_tokens`` and every added token flagged special) when one is given, plus
+    :data:`DEFAULT_SPECIAL_TOKENS` and ``extra``; longest first."""
+    found: set[str] = set(DEFAULT_SPECIAL_TOKENS) | set(extra)
+    if tokenizer is not None:
+        found |= {t for t in getattr(tokenizer, "all_special_tokens", []) if isinstance(t, str)}
+        added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+        found |= {str(t.content) for t in added.values() if getattr(t, "special", False)}
+    return tuple(sorted((t for t in found if t), key=lambda t: (-len(t), t)))
 
-    The prompt is found by prefix (it is decoded from the same tokens); when it is not a prefix
-    (a tokenizer that does not round-trip), the first occurrence is used, else the whole query.
-    """
-    if query.startswith(prompt):
-        completion = query[len(prompt) :]
-    else:
-        at = query.find(prompt) if prompt else -1
-        completion = query[at + len(prompt) :] if at >= 0 else query
-    text = completion.rstrip()
+
+def strip_end_markers(text: str, markers: Sequence[str]) -> str:
+    """``text`` without the trailing run of end markers (and the whitespace between them)."""
+    text = text.rstrip()
     stripped = True
     while stripped:
         stripped = False
-        for tok in special_tokens:
+        for tok in markers:
             if tok and text.endswith(tok):
                 text = text[: -len(tok)].rstrip()
                 stripped = True
-    return completion, completion_text(text)
+    return text
+
+
+BEGIN_MARKERS = (
+    "<s>",
+    "<|begin_of_text|>",
+    "<bos>",
+    "<|startoftext|>",
+    "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+)
+
+
+def _prompt_end(query: str, prompt: str, markers: Sequence[str] = ()) -> int | None:
+    """Where the prompt ends in ``query``: an exact prefix; else, after leading begin-of-text
+    or special tokens the prompt does not have, the prompt's characters in order with only
+    whitespace differences (a tokenizer's clean-up of spaces); else None."""
+    if query.startswith(prompt):
+        return len(prompt)
+    i, skipped = 0, True
+    while skipped:  # leading BOS / special tokens that were decoded but are not in the prompt
+        skipped = False
+        while i < len(query) and query[i].isspace():
+            i += 1
+        for tok in (*BEGIN_MARKERS, *markers):
+            if tok and query.startswith(tok, i) and not prompt.lstrip().startswith(tok):
+                i += len(tok)
+                skipped = True
+    for ch in prompt:
+        if ch.isspace():
+            continue
+        while i < len(query) and query[i].isspace():
+            i += 1
+        if i >= len(query) or query[i] != ch:
+            return None
+        i += 1
+    if prompt[-1:].isspace():  # the prompt's trailing whitespace, however it was decoded
+        while i < len(query) and query[i].isspace():
+            i += 1
+    return i
+
+
+def split_query(query: str, prompt: str, special_tokens: Sequence[str]) -> tuple[str, str] | None:
+    """(completion, text): the query after the prompt, and the answer text of that without its
+    trailing end markers; None when the prompt cannot be found at the start of the query (the
+    sample is then marked, never scored with the prompt inside the response)."""
+    at = _prompt_end(query, prompt, special_tokens)
+    if at is None:
+        return None
+    completion = query[at:]
+    return completion, completion_text(strip_end_markers(completion, special_tokens))
 
 
 class OpenRLHFReward:
@@ -82,7 +166,7 @@ class OpenRLHFReward:
         self.__name__ = name
         self.none_reward = none_reward
         self.special_tokens = special_tokens
-        self.extra_log_keys: tuple[str, ...] = record_keys(stack)
+        self.extra_log_keys: tuple[str, ...] = (PROMPT_NOT_FOUND, *record_keys(stack))
 
     def __repr__(self) -> str:
         return f"OpenRLHFReward(name={self.__name__!r}, none_reward={self.none_reward})"
@@ -106,7 +190,13 @@ class OpenRLHFReward:
                     "The 'queries' and 'prompts' parameters of an OpenRLHF reward_func must hold "
                     f"strings. Got {type(query).__name__} and {type(prompt).__name__}."
                 )
-            completion, text = split_query(query, prompt, self.special_tokens)
+            split = split_query(query, prompt, self.special_tokens)
+            if split is None:  # the prompt is not where it must be: mark, do not score
+                rewards.append(self.none_reward)
+                for key in self.extra_log_keys:
+                    logs[key].append(_marked_value(key, self.none_reward))
+                continue
+            completion, text = split
             episode = {
                 **kwargs,
                 "query": query,
@@ -120,6 +210,7 @@ class OpenRLHFReward:
             episodes.append(episode)
             results.append(result)
             rewards.append(self.none_reward if result.total is None else float(result.total))
+            logs[PROMPT_NOT_FOUND].append(0.0)
             for key, value in flat_record(self.stack, result, self.none_reward).items():
                 logs[key].append(value)
         if self.log is not None:
@@ -129,6 +220,15 @@ class OpenRLHFReward:
             "scores": _as_tensor(rewards),
             "extra_logs": {k: _as_tensor(v) for k, v in logs.items()},
         }
+
+
+def _marked_value(key: str, none_reward: float) -> float:
+    """The record of a sample that was not scored: masked everywhere, no gate judged."""
+    if key in (PROMPT_NOT_FOUND, "masked") or key.startswith("masked/"):
+        return 1.0
+    if key.startswith("reward/"):
+        return none_reward
+    return 0.0
 
 
 def _as_tensor(values: list[float]) -> Any:
@@ -144,13 +244,16 @@ def reward_func(
     *,
     name: str | None = None,
     none_reward: float = 0.0,
-    special_tokens: Sequence[str] = DEFAULT_SPECIAL_TOKENS,
+    special_tokens: Sequence[str] = (),
+    tokenizer: Any = None,
     log_path: str | os.PathLike[str] | None = None,
 ) -> OpenRLHFReward:
     """An OpenRLHF ``reward_func(queries, prompts, labels, **kw)`` scoring with ``stack_or_fn``.
 
     ``none_reward``: the reward OpenRLHF receives for an unscorable sample (``masked = 1``).
-    ``special_tokens``: markers stripped from the end of the response for ``episode["text"]``.
+    ``tokenizer``: the policy's tokenizer (``AutoTokenizer.from_pretrained`` of the model you
+    train); its special tokens are stripped from the end of the response, with
+    :data:`DEFAULT_SPECIAL_TOKENS` and ``special_tokens``.
     ``log_path``: a JSONL file that gets one record per scored sample, with the real ``None``
     (:mod:`rewardkit.integrations.samplelog`), which ``rewardkit calibrate --rewards`` reads;
     OpenRLHF calls the function from several threads, and the appends are serialised.
@@ -165,6 +268,28 @@ def reward_func(
         stack,
         name,
         check_fill(none_reward, "none_reward", "reward_func"),
-        tuple(special_tokens),
+        end_markers(tokenizer, special_tokens),
         open_log(log_path, trainer="openrlhf", name=name, func="reward_func"),
+    )
+
+
+def agent_executor(
+    env_id: str,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    none_reward: float = 0.0,
+    special_tokens: Sequence[str] = (),
+    max_actions_per_turn: int = 8,
+) -> type:
+    """An ``AgentExecutor`` class for OpenRLHF's multi-turn path (``--train.agent_func_path``):
+    each sample plays the task named by its label in ``env_id``; see
+    :mod:`rewardkit.integrations.openrlhf_agent`."""
+    from .openrlhf_agent import agent_executor as _make
+
+    return _make(
+        env_id,
+        env_kwargs=env_kwargs,
+        none_reward=none_reward,
+        special_tokens=special_tokens,
+        max_actions_per_turn=max_actions_per_turn,
     )
