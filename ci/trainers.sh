@@ -25,8 +25,8 @@ fi
 PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt)
 [ -d /opt/wheels ] && PIP+=(--find-links /opt/wheels)
 # What verl's reward managers / agent loop and OpenRLHF's agent executor import.
-"${PIP[@]}" -c ci/trainers-constraints.txt omegaconf hydra-core tensordict codetiming \
-    pylatexenc peft || exit 10
+"${PIP[@]}" -c ci/trainers-constraints.txt omegaconf hydra-core tensordict codetiming cachetools \
+    pylatexenc peft uvicorn fastapi || exit 10
 "${PIP[@]}" --no-deps -c ci/trainers-constraints.txt verl openrlhf || exit 10
 "$VENV/bin/python" -c 'import verl, openrlhf, torch, trl; assert torch.__version__.startswith("2.13")' \
     || exit 10
