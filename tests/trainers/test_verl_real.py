@@ -84,7 +84,8 @@ def stack_module(tmp_path_factory: Any) -> str:
     start = src.index("def make_stack")
     end = src.index("@pytest.fixture")
     d = tmp_path_factory.mktemp("userpkg")
-    body = "from typing import Any\nfrom rewardkit.stack import Component, Gate, GateOutcome, RewardStack\n\n"
+    body = "from typing import Any\n"
+    body += "from rewardkit.stack import Component, Gate, GateOutcome, RewardStack\n\n"
     (d / "my_rewards.py").write_text(body + src[start:end] + "\nstack = make_stack()\n")
     sys.path.insert(0, str(d))
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -126,7 +127,9 @@ def ray_cluster(stack_module: str) -> Any:
 
 @pytest.mark.parametrize("loading", ["file", "pkg"])
 @pytest.mark.parametrize("manager", MANAGERS)
-def test_managers_give_rewardkits_scores(manager: str, loading: str, stack_module: str, ray_cluster: Any) -> None:
+def test_managers_give_rewardkits_scores(
+    manager: str, loading: str, stack_module: str, ray_cluster: Any
+) -> None:
     from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
@@ -152,11 +155,11 @@ def test_prime_needs_pkg_loading_and_the_float_form(stack_module: str) -> None:
     """PRIME pickles the function into a process pool and keeps float(result): loaded by
     ``pkg://`` the float form gives rewardkit's scores; the dict form fails there and PRIME
     turns every sample into 0.0 without a word (what docs/integrations.md warns about)."""
-    from verl.utils.import_utils import load_extern_object
-    from verl.workers.reward_manager.prime import run_reward_scoring
     from functools import partial
 
     import my_rewards
+    from verl.utils.import_utils import load_extern_object
+    from verl.workers.reward_manager.prime import run_reward_scoring
 
     ours = make_compute_score(my_rewards.stack, none_score=-1.0)
     resp = [r for r, _ in SAMPLES]
@@ -170,7 +173,11 @@ def test_prime_needs_pkg_loading_and_the_float_form(stack_module: str) -> None:
     as_dict = load_extern_object("pkg://rewardkit.integrations.verl", "compute_score")
     with pytest.raises(KeyError):  # float(result[0]) on a dict: PRIME cannot read the dict form
         run_reward_scoring(
-            partial(as_dict, reward=stack_module, none_score=-1.0), resp, gold, tasks, num_processes=2
+            partial(as_dict, reward=stack_module, none_score=-1.0),
+            resp,
+            gold,
+            tasks,
+            num_processes=2,
         )
 
 
@@ -203,7 +210,9 @@ def test_the_tool_agent_loop_plays_the_environment(tmp_path: Path) -> None:
     ref.insert(1, {"tool": "search_patients", "args": {"nme": "typo"}})  # a wrong argument
     for action in ref:
         oracle.step(action)
-        name, args = (action["tool"], action["args"]) if "tool" in action else ("answer", action["answer"])
+        name, args = (
+            (action["tool"], action["args"]) if "tool" in action else ("answer", action["answer"])
+        )
         call = FunctionCall(name=name, arguments=json.dumps(args))
         _, reward, _ = _run(loop._call_tool(call, agent.tools_kwargs, agent))
         agent.tool_rewards.append(reward)
