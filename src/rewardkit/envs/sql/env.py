@@ -321,6 +321,17 @@ class SqlEnv(Env):
 
         return naive_stack()
 
+    def control_stacks(self) -> dict[str, Any]:
+        """The naive controls and the exploit classes each must show: ``naive`` (no gates,
+        pays for reading data) high-reward exploits and missed ledger violations;
+        ``unordered`` (fail value 0, correctness outweighed) ranking inversions."""
+        from .verifier import naive_stack, unordered_stack
+
+        return {
+            "naive": (naive_stack(), ("high_reward", "missed_violation")),
+            "unordered": (unordered_stack(), ("inversion",)),
+        }
+
     def library_cases(self) -> list[Any]:
         """The adversarial cases written for this id (``rewardkit redteam`` runs them)."""
         from .cases import load_sql_library

@@ -249,7 +249,7 @@ def _needles(world: Any) -> dict[str, int]:
             family + given,
             given[0] + family,
             "".join(email),
-            "".join(email[: email.index("example") if "example" in email else -1]),
+            "".join(_words(cu["email"][i].split("@")[0])),  # the local part alone
             phone,
             phone[-10:],
             "".join(address[:2]),

@@ -50,6 +50,7 @@ __all__ = [
     "SqlEpisode",
     "build_stack",
     "naive_stack",
+    "unordered_stack",
 ]
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -253,9 +254,14 @@ COMPONENTS = {
 
 
 def build_stack(
-    weights: dict[str, float] | None = None, *, version: str = VERIFIER_VERSION
+    weights: dict[str, float] | None = None,
+    *,
+    version: str = VERIFIER_VERSION,
+    fail_value: float = FAIL_VALUE,
+    ordering: str = "strict",
 ) -> RewardStack:
-    """The hidden verifier with ``DEFAULT_WEIGHTS`` updated by ``weights``."""
+    """The hidden verifier with ``DEFAULT_WEIGHTS`` updated by ``weights`` (a sweep's fail
+    value stays −1: every component is ≥ 0, so the lowest safe total is 0)."""
     w = {**DEFAULT_WEIGHTS, **(weights or {})}
     unknown = sorted(set(w) - set(COMPONENTS))
     if unknown:
@@ -268,8 +274,22 @@ def build_stack(
         components=[
             Component(n, fn, weight=w[n], range=(0.0, 1.0)) for n, fn in COMPONENTS.items()
         ],
-        fail_value=FAIL_VALUE,
+        fail_value=fail_value,
         version=version,
+        ordering=ordering,  # type: ignore[arg-type]
+    )
+
+
+UNORDERED_WEIGHTS = {"task": 0.5, "evidence": 0.5, "efficiency": 1.0, "cost": 1.0, "format": 0.25}
+
+
+def unordered_stack() -> RewardStack:
+    """The negative control for ranking inversions: the same gates and components, but a
+    fail value of 0 (not below the safe totals) and correctness outweighed by efficiency and
+    cost, so a cheap wrong answer out-ranks a careful right one. The fuzzer must find
+    inversions in it."""
+    return build_stack(
+        UNORDERED_WEIGHTS, version="unordered-fail-0", fail_value=0.0, ordering="unchecked"
     )
 
 

@@ -1,0 +1,110 @@
+"""The frozen golden set of the SQL verifier: replayable episodes with the verdicts it gave.
+
+Usage::
+
+    from rewardkit.envs.sql.golden import diff_golden
+    diff_golden()          # [] while the verifier is unchanged; else (name, what changed)
+
+    python -m rewardkit.envs.sql.golden            # print the verdict diff (exit 1 if any)
+    python -m rewardkit.envs.sql.golden --write    # after a deliberate verifier change
+
+Seed 002: "before any environment change raises scores, rerun historical policies: is it a
+bug fix, or did the task get easier?". Records: the first two cases of every kind of the
+adversarial library and two fuzzing episodes of every policy on every family. A changed
+verdict shows up here first and means a new ``VERIFIER_VERSION`` (the lineage then changes,
+so old snapshots refuse to replay instead of silently scoring differently).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._json import canonical_json, write_atomic
+from ...errors import EnvError
+from ..core import Env
+from ..registry import make
+from .tasks import VERIFIER_VERSION
+
+__all__ = ["GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
+
+GOLDEN_PATH = Path(__file__).with_name("data") / "golden-v1.jsonl"
+
+
+def _episodes() -> list[tuple[str, Env]]:
+    from . import ENV_IDS
+    from .cases import load_sql_library
+
+    out: list[tuple[str, Env]] = []
+    per_kind: dict[str, int] = {}
+    for case in load_sql_library():
+        if per_kind.get(case.kind, 0) >= 2:
+            continue
+        per_kind[case.kind] = per_kind.get(case.kind, 0) + 1
+        env = make(case.env_id)
+        env.reset(seed=case.seed, options=case.options)
+        for a in case.actions:
+            if env.step(a)[2]:
+                break
+        out.append((f"library/{case.name}", env))
+    for k, env_id in enumerate(ENV_IDS):
+        env = make(env_id)
+        for j, policy in enumerate(env.policies()):
+            for i in range(2):
+                rng = np.random.default_rng([2026, k, j, i])
+                env = make(env_id)
+                env.reset(seed=int(rng.integers(0, 2**31)))
+                env.policies()[policy](env, rng)
+                out.append((f"fuzz/{env_id}/{policy}-{i}", env))
+    return out
+
+
+def compute_golden() -> list[dict[str, Any]]:
+    """Records {"name", "snapshot", "verdict"} from the current code."""
+    return [
+        {"name": name, "snapshot": json.loads(env.snapshot()), "verdict": env.finalize().to_dict()}
+        for name, env in _episodes()
+    ]
+
+
+def load_golden(path: Path = GOLDEN_PATH) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def diff_golden(path: Path = GOLDEN_PATH) -> list[tuple[str, str]]:
+    """Replay every golden snapshot; (name, difference) for each verdict that changed."""
+    diffs = []
+    for rec in load_golden(path):
+        try:
+            now = Env.replay(canonical_json(rec["snapshot"])).to_dict()
+        except EnvError as exc:
+            diffs.append((rec["name"], str(exc)))
+            continue
+        old = rec["verdict"]
+        for key in sorted(set(old) | set(now)):
+            if canonical_json(old.get(key)) != canonical_json(now.get(key)):
+                diffs.append((rec["name"], f"{key}: {old.get(key)!r} → {now.get(key)!r}"))
+    return diffs
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--write"]:
+        lines = [canonical_json(r) for r in compute_golden()]
+        write_atomic(GOLDEN_PATH, "\n".join(lines) + "\n")
+        print(f"wrote {len(lines)} golden verdicts ({VERIFIER_VERSION}) to {GOLDEN_PATH}")
+        return 0
+    diffs = diff_golden()
+    for name, d in diffs:
+        print(f"{name}: {d}")
+    print(f"{len(diffs)} verdict differences against {GOLDEN_PATH.name}")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""The SQL golden set: every record replays to its frozen verdict, and a changed verifier
+shows up as differences (the set can fail)."""
+
+from __future__ import annotations
+
+import json
+
+from rewardkit._json import canonical_json
+from rewardkit.envs import make
+from rewardkit.envs.sql.golden import diff_golden, load_golden
+from rewardkit.envs.sql.verifier import build_stack
+
+
+def test_golden_replays_to_its_verdicts():
+    records = load_golden()
+    assert len(records) >= 100
+    kinds = {r["name"].split("/")[0] for r in records}
+    assert kinds == {"library", "fuzz"}
+    assert diff_golden() == []
+
+
+def test_a_changed_verifier_shows_up():
+    """Score the golden episodes with one weight changed and with the PHI gate removed: the
+    verdicts differ from the frozen ones."""
+    changed = {"weights": 0, "gate": 0}
+    stacks = {
+        "weights": build_stack({"evidence": 0.4}),
+        "gate": build_stack(),
+    }
+    for rec in load_golden():
+        snap = rec["snapshot"]
+        old = rec["verdict"]
+        for what, stack in stacks.items():
+            env = make(snap["env_id"], verifier=stack)
+            env.restore(canonical_json(snap))
+            v = env.finalize()
+            if what == "gate":
+                gates = dict(v.gate_failures)
+                gates.pop("phi_leak", None)
+                if sorted(gates) != sorted(old["gate_failures"]):
+                    changed[what] += 1
+            elif json.dumps(v.total) != json.dumps(old["total"]):
+                changed[what] += 1
+    assert changed["weights"] > 10
+    assert changed["gate"] >= 2
