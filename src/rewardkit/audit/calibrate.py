@@ -110,6 +110,8 @@ class Calibration(JsonMixin):
         | diff [CI] | p."""
         cols = ("recipe", "Spearman ρ [CI]", "Kendall τ_b [CI]", "good mean", "bad mean")
         head = "| " + " | ".join((*cols, "diff [CI]", "p")) + " |\n" + "|---" * 7 + "|\n"
+        if self.note:  # what the reader must know about the data comes first
+            head = f"{self.note}.\n\n" + head
         rows = []
         for r in self.recipes:
             ra, st = r.rank_agreement, r.stratified

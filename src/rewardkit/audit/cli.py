@@ -422,7 +422,13 @@ def _calibrate_preset(
                 if v["mean"] is not None:
                     console.print(
                         f"  {key}: mean {v['mean']:.3f} ± {v['sd'] or 0:.3f} "
-                        f"[{v['min']:.3f}, {v['max']:.3f}], chosen seed {v['chosen']}",
+                        f"[{v['min']:.3f}, {v['max']:.3f}]"
+                        + (
+                            f"; chosen seed {v['chosen']:.3f} (percentile "
+                            f"{100 * v['chosen_percentile']:.0f})"
+                            if v["chosen"] is not None
+                            else ""
+                        ),
                         markup=False,
                     )
         console.print(f"written to {out}/")
