@@ -57,7 +57,9 @@ def test_artefacts(shipped):
     assert prereg["taskset_hash"].startswith("sha256:") and "gold_quality" in prereg["definitions"]
     assert cal.preregistration_hash == cal.preregistration.hash
     assert json.loads((out / "calibration.json").read_text()) == json.loads(cal.to_json())
-    table = (out / "calibration.md").read_text().splitlines()
+    note, blank, *table = (out / "calibration.md").read_text().splitlines()
+    assert "1.0 by construction" in note and "seed 66 was chosen among seeds 0–79" in note
+    assert blank == ""
     assert table[0] == (
         "| recipe | Spearman ρ [CI] | Kendall τ_b [CI] | good mean | bad mean | diff [CI] | p |"
     )
