@@ -425,7 +425,7 @@ def _calibrate_preset(
                         f"[{v['min']:.3f}, {v['max']:.3f}]"
                         + (
                             f"; chosen seed {v['chosen']:.3f} (percentile "
-                            f"{100 * v['chosen_percentile']:.0f})"
+                            f"{100 * (v['chosen_percentile'] or 0):.0f})"
                             if v["chosen"] is not None
                             else ""
                         ),
