@@ -1,9 +1,9 @@
 """The ``lab``, ``redteam`` and ``sweep`` subcommands.
 
-    rewardkit lab rlvr [--seed N] [--json] [--out DIR]
+    rewardkit lab rlvr [--seed N] [--env ID] [--json] [--out DIR]
     rewardkit redteam [--episodes N] [--seed N] [--backend local|ray] [--cases FILE.jsonl]
                       [--env ID ...] [--load MODULE_OR_FILE.py ...]
-    rewardkit sweep [--variants N] [--grid 0,0.5,1,...] [--no-plot]
+    rewardkit sweep [--variants N] [--grid 0,0.5,1,...] [--no-plot] [--env ID ...]
 
 Exit status: 0 when every expectation holds, 1 when one fails (a lab check, an adversarial
 case, an exploit in the shipped verifier, or no exploit in the naive control), 2 on bad input.
@@ -39,6 +39,12 @@ def lab() -> None:
 @lab.command("rlvr")
 @click.option("--seed", type=int, default=0, show_default=True, help="Episode seed.")
 @click.option(
+    "--env",
+    "env_id",
+    default=None,
+    help="Environment id (default fhir/anc-threshold-v1; e.g. sql/revenue-v1).",
+)
+@click.option(
     "--trajectories",
     "traj_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -48,7 +54,12 @@ def lab() -> None:
 @common_options
 @click.pass_context
 def rlvr(
-    ctx: click.Context, seed: int, traj_path: Path | None, as_json: bool | None, out: Path | None
+    ctx: click.Context,
+    seed: int,
+    env_id: str | None,
+    traj_path: Path | None,
+    as_json: bool | None,
+    out: Path | None,
 ) -> None:
     """Trajectories A/B/C/D of seed 002 through the hidden verifier and group advantages."""
     from rich.table import Table
@@ -60,7 +71,15 @@ def rlvr(
         raise ConfigError(
             f"The '--seed' option of lab rlvr must be a non-negative int. Got {seed}."
         )
-    res = score_group(load_trajectories(str(traj_path))) if traj_path else run_lab(seed=seed)
+    if env_id is not None:
+        from .registry import spec
+
+        spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
+    res = (
+        score_group(load_trajectories(str(traj_path)))
+        if traj_path
+        else run_lab(seed=seed, **({"env_id": env_id} if env_id else {}))
+    )
     hashes = write_artefacts(out, {"lab_rlvr.json": res.to_dict()})
     if as_json:
         click.echo(
@@ -285,10 +304,29 @@ def redteam(
     help="Comma-separated weights tried for each component.",
 )
 @click.option("--plot/--no-plot", default=True, help="Write pareto.png (report extra).")
+@click.option(
+    "--env",
+    "env_ids",
+    multiple=True,
+    help="Environment id to sweep (repeatable, one family; default: every fhir/* id).",
+)
+@click.option(
+    "--load",
+    "modules",
+    multiple=True,
+    help="Module or .py file that registers your environments (repeatable).",
+)
 @common_options
 @click.pass_context
 def sweep(
-    ctx: click.Context, variants: int, grid: str, plot: bool, as_json: bool | None, out: Path | None
+    ctx: click.Context,
+    variants: int,
+    grid: str,
+    plot: bool,
+    env_ids: tuple[str, ...],
+    modules: tuple[str, ...],
+    as_json: bool | None,
+    out: Path | None,
 ) -> None:
     """Weight sweeps: the behaviour each weighting prefers, and the Pareto front."""
     from .plots import plot_pareto
@@ -301,7 +339,14 @@ def sweep(
         raise ConfigError(
             f"The '--grid' option of sweep must be comma-separated numbers. Got {grid!r}."
         ) from None
-    res = run_sweep(variants=variants, grid=weights)
+    from .fhir import ENV_IDS
+    from .registry import load, spec
+
+    for module in modules:
+        load(module)
+    for env_id in env_ids:
+        spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
+    res = run_sweep(env_ids=env_ids or ENV_IDS, variants=variants, grid=weights)
     hashes = write_artefacts(out, {"sweep.json": res.to_dict()})
     if plot:
         plot_pareto(res, out / "pareto.png")

@@ -23,7 +23,7 @@ from .._io import read_jsonl, require_field
 from .._json import JsonMixin
 from .._results import Check
 from ..advantages import group_advantages
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .core import Verdict
 from .fhir.env import FhirEnv
 from .fhir.heldout import HeldoutJudgment
@@ -130,15 +130,26 @@ def _top(values: dict[str, float | None], top: str) -> bool:
     return all(_lt(x, values[top]) for n, x in values.items() if n != top)
 
 
-def run_lab(*, seed: int = 0) -> LabResult:
-    """Run A/B/C/D through the hidden verifier, the held-out verifier and group advantages."""
-    env = make(LAB_ENV)
-    probe = make(LAB_ENV)
+def run_lab(*, seed: int = 0, env_id: str = LAB_ENV) -> LabResult:
+    """Run A/B/C/D through the hidden verifier, the held-out verifier and group advantages.
+    Another environment supplies its task and trajectories with the hooks ``lab_options()``
+    (reset options, after a reset) and ``lab_trajectories()`` (name → (description,
+    actions)); its ``write_gate`` names the gate D's write attempt must fail."""
+    env = make(env_id)
+    probe = make(env_id)
     probe.reset(seed=seed)
-    options = _lab_options(probe)
+    hooked = callable(getattr(probe, "lab_trajectories", None))
+    if not hooked and not isinstance(probe, FhirEnv):
+        raise ConfigError(
+            f"The environment {env_id!r} has no lab_trajectories() hook; lab rlvr cannot "
+            f"play it (see rewardkit.envs.protocol)."
+        )
+    options = probe.lab_options() if hooked else _lab_options(probe)
+    write_gate = getattr(probe, "write_gate", "unauthorized_write")
     env.reset(seed=seed, options=options)
+    plays = env.lab_trajectories() if hooked else lab_actions(env)
     trajectories: dict[str, LabTrajectory] = {}
-    for name, (desc, actions) in lab_actions(env).items():
+    for name, (desc, actions) in plays.items():
         env.reset(seed=seed, options=options)
         for a in actions:
             if env.step(a)[2]:
@@ -154,11 +165,11 @@ def run_lab(*, seed: int = 0) -> LabResult:
     checks = (
         Check(
             "D hard-fails with a correct answer",
-            "hard_failed, unauthorized_write, task 1",
+            f"hard_failed, {write_gate}, task 1",
             f"hard_failed={v['D'].hard_failed}, {sorted(v['D'].gate_failures)}, "
             f"task {v['D'].components['task']}",
             v["D"].hard_failed
-            and "unauthorized_write" in v["D"].gate_failures
+            and write_gate in v["D"].gate_failures
             and v["D"].components["task"] == 1.0
             and v["D"].total == env.stack.fail_value,
         ),
@@ -203,7 +214,7 @@ def run_lab(*, seed: int = 0) -> LabResult:
     )
     ok = all(c.passed for c in checks)
     return LabResult(
-        LAB_ENV,
+        env_id,
         seed,
         options,
         env.lineage,

@@ -30,11 +30,11 @@ from .._validation import check_positive_int, check_real
 from ..errors import ConfigError
 from .fhir import ENV_IDS
 from .fhir.env import FhirEnv
-from .fhir.verifier import COMPONENTS, DEFAULT_WEIGHTS, build_stack
+from .fhir.verifier import DEFAULT_WEIGHTS, build_stack
 from .fhir.world import TRAPS
 from .registry import make
 
-__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "sweep"]
+__all__ = ["BEHAVIOURS", "DEFAULT_GRID", "SweepResult", "sweep", "sweep_spec"]
 
 DEFAULT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
@@ -100,38 +100,89 @@ class SweepResult(JsonMixin):
     pareto: tuple[str, ...]  # behaviours on the front (min cost, max success)
 
 
+def _fhir_spec(env: FhirEnv, variants: int) -> dict[str, Any]:
+    return {
+        "behaviours": BEHAVIOURS,
+        "tasks": [
+            {"trap": t, "variant": k} for t in TRAPS for k in range(min(variants, env.variants))
+        ],
+        "weights": dict(DEFAULT_WEIGHTS),
+        "build_stack": build_stack,
+    }
+
+
+def sweep_spec(env: Any, variants: int) -> dict[str, Any]:
+    """What a sweep plays on ``env``: its ``sweep_spec(variants)`` hook (``behaviours``: name →
+    fn(env) → actions, ``tasks``: reset options, ``weights``: the default weights,
+    ``build_stack``: weights → the verifier), or the FHIR family's."""
+    hook = getattr(env, "sweep_spec", None)
+    if callable(hook):
+        return dict(hook(variants))
+    if isinstance(env, FhirEnv):
+        return _fhir_spec(env, variants)
+    raise ConfigError(
+        f"The environment {env.env_id!r} has no sweep_spec() hook; rewardkit sweep cannot "
+        f"play it (see rewardkit.envs.protocol)."
+    )
+
+
 def _episodes(env_ids: Sequence[str], variants: int) -> dict[str, dict[str, np.ndarray]]:
     """Play every behaviour on every task once: (n_tasks,) arrays per component and more."""
-    data: dict[str, dict[str, list[float]]] = {b: {} for b in BEHAVIOURS}
+    return _play(env_ids, variants)[0]
+
+
+def _play(
+    env_ids: Sequence[str], variants: int
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+    """:func:`_episodes` and the sweep spec they were played with."""
+    spec: dict[str, Any] | None = None
+    data: dict[str, dict[str, list[float]]] = {}
     for env_id in env_ids:
         env = make(env_id)
-        for trap in TRAPS:
-            for k in range(min(variants, env.variants)):
-                for name, behaviour in BEHAVIOURS.items():
-                    env.reset(seed=0, options={"trap": trap, "variant": k})
-                    for a in behaviour(env):
-                        if env.step(a)[2]:
-                            break
-                    v, h = env.finalize(), env.heldout()
-                    row = data[name]
-                    for c in COMPONENTS:  # no score → NaN: excluded and counted, not 0
-                        x = v.components[c]
-                        row.setdefault(c, []).append(np.nan if x is None else x)
-                    row.setdefault("unscored", []).append(float(v.total is None))
-                    row.setdefault("hard_failed", []).append(float(v.hard_failed))
-                    row.setdefault("success", []).append(float(h.correct and h.safe))
-                    row.setdefault("cost_spent", []).append(v.cost_spent)
-    return {b: {k: np.asarray(x) for k, x in d.items()} for b, d in data.items()}
+        this = sweep_spec(env, variants)
+        if spec is None:
+            spec = this
+            data = {b: {} for b in spec["behaviours"]}
+        elif list(this["weights"]) != list(spec["weights"]) or list(this["behaviours"]) != list(
+            spec["behaviours"]
+        ):
+            raise ConfigError(
+                f"The 'env_ids' parameter of sweep mixes environments with different "
+                f"components or behaviours ({env_ids[0]!r} and {env_id!r}); sweep them apart."
+            )
+        for options in this["tasks"]:
+            for name, behaviour in this["behaviours"].items():
+                env.reset(seed=0, options=options)
+                for a in behaviour(env):
+                    if env.step(a)[2]:
+                        break
+                v, h = env.finalize(), env.heldout()
+                row = data[name]
+                for c in this["weights"]:  # no score → NaN: excluded and counted, not 0
+                    x = v.components[c]
+                    row.setdefault(c, []).append(np.nan if x is None else x)
+                row.setdefault("unscored", []).append(float(v.total is None))
+                row.setdefault("hard_failed", []).append(float(v.hard_failed))
+                row.setdefault("success", []).append(float(h.correct and h.safe))
+                row.setdefault("cost_spent", []).append(v.cost_spent)
+    assert spec is not None
+    return {b: {k: np.asarray(x) for k, x in d.items()} for b, d in data.items()}, spec
 
 
-def _totals(data: dict[str, dict[str, np.ndarray]], weights: dict[str, float]) -> dict[str, float]:
+def _totals(
+    data: dict[str, dict[str, np.ndarray]],
+    weights: dict[str, float],
+    spec: dict[str, Any] | None = None,
+) -> dict[str, float]:
     """Mean total per behaviour under ``weights``, like ``RewardStack.score``: a component with
     no score is left out of the sum; an episode the verifier could not score (total None) is
     left out of the mean; a behaviour with no scored episode gets −inf (never preferred)."""
     out = {}
-    fail_value = build_stack(weights).fail_value  # depends on the weights (ordering guarantee)
+    if spec is None:  # the FHIR family's
+        spec = {"weights": dict(DEFAULT_WEIGHTS), "build_stack": build_stack}
+    fail_value = spec["build_stack"](weights).fail_value  # may depend on the weights
     for b, d in data.items():
-        soft = sum(np.where(np.isnan(d[c]), 0.0, weights[c] * d[c]) for c in COMPONENTS)
+        soft = sum(np.where(np.isnan(d[c]), 0.0, weights[c] * d[c]) for c in spec["weights"])
         total = np.where(d["hard_failed"] > 0, fail_value, soft)[d["unscored"] == 0]
         out[b] = float(np.mean(total)) if total.size else -np.inf
     return out
@@ -166,17 +217,22 @@ def sweep(
         raise ConfigError(
             f"The 'grid' parameter of sweep must hold at least two weights. Got {list(grid)}."
         )
-    data = _episodes(tuple(env_ids), variants)
-    names = tuple(BEHAVIOURS)
+    env_ids = tuple(env_ids)
+    if not env_ids:
+        raise ConfigError("The 'env_ids' parameter of sweep must name at least one environment.")
+    data, spec = _play(env_ids, variants)
+    names = tuple(spec["behaviours"])
+    components = tuple(spec["weights"])
+    defaults = dict(spec["weights"])
 
     def best(weights: dict[str, float]) -> str:
-        t = _totals(data, weights)
+        t = _totals(data, weights, spec)
         return max(names, key=lambda b: (round(t[b], 12), -names.index(b)))
 
     preferred: dict[str, list[str]] = {}
     switches = []
-    for c in COMPONENTS:
-        row = [best({**DEFAULT_WEIGHTS, c: w}) for w in grid]
+    for c in components:
+        row = [best({**defaults, c: w}) for w in grid]
         preferred[c] = row
         for i in range(1, len(grid)):
             if row[i] != row[i - 1]:
@@ -193,11 +249,11 @@ def sweep(
     spent = {b: float(d["cost_spent"].mean()) for b, d in data.items()}
     return SweepResult(
         behaviours=names,
-        n_tasks=len(data[names[0]]["task"]),
+        n_tasks=len(data[names[0]]["unscored"]),
         grid=grid,
-        default_choice=best(dict(DEFAULT_WEIGHTS)),
-        mean_components={b: {c: _mean(d[c]) for c in COMPONENTS} for b, d in data.items()},
-        excluded={b: {c: int(np.isnan(d[c]).sum()) for c in COMPONENTS} for b, d in data.items()},
+        default_choice=best(defaults),
+        mean_components={b: {c: _mean(d[c]) for c in components} for b, d in data.items()},
+        excluded={b: {c: int(np.isnan(d[c]).sum()) for c in components} for b, d in data.items()},
         unscored={b: int(d["unscored"].sum()) for b, d in data.items()},
         success=success,
         cost_spent=spent,

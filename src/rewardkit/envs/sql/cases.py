@@ -26,7 +26,6 @@ from typing import Any
 from ..._json import canonical_json, write_atomic
 from ..library import AdversarialCase
 from ..registry import make
-from .policies import SQL_MUTATIONS
 from .verifier import FAIL_VALUE
 
 __all__ = ["LIBRARY_PATH", "REQUIRED_KINDS", "build_sql_library", "load_sql_library"]
@@ -463,31 +462,15 @@ def _phi(b: _Builder) -> None:
 
 def _traps(b: _Builder) -> None:
     """Each family × trap with its rule dropped from the SQL: an honest wrong answer."""
-    from .policies import _read_answer
+    from .policies import _read_answer, drop_rule
     from .world import FAMILY_TRAPS
 
-    rule = {
-        "refunds": "ignore_refunds",
-        "soft_deleted": "keep_voided",
-        "duplicate_lines": "keep_duplicates",
-        "currency": "no_conversion",
-        "timezone": "utc_month",
-        "ties": "row_number",
-        "null_group": "keep_guests",
-        "null_category": "null_category",
-        "first_order": "any_order_in_month",
-        "date_boundary": "calendar_days",
-        "unanswerable": "no_coverage_check",
-    }
     for family, traps in FAMILY_TRAPS.items():
         env = b.env(family)
         for trap in traps:
             for variant in range(env.variants):  # the first variant the mistake can answer
                 query, _ = b.ref(family, trap, variant)
-                sql = query["args"]["sql"]
-                for op, old, new in SQL_MUTATIONS:
-                    if op == rule[trap] and old in sql:
-                        sql = sql.replace(old, new)
+                sql = drop_rule(query["args"]["sql"], trap)
                 if sql == query["args"]["sql"]:
                     raise AssertionError(f"no mutation drops the {trap} rule of {family}")
                 env.reset(seed=0, options={"trap": trap, "variant": variant})

@@ -332,6 +332,62 @@ class SqlEnv(Env):
             "unordered": (unordered_stack(), ("inversion",)),
         }
 
+    write_gate = "write_attempt"  # the gate a write attempt fails (``rewardkit lab rlvr``)
+
+    def lab_options(self) -> dict[str, Any]:
+        """The lab's task: the first variant of the family's first trap."""
+        return {"trap": self.traps[0], "variant": 0}
+
+    def lab_trajectories(self) -> dict[str, tuple[str, list[Any]]]:
+        """Seed 002's four trajectories on the current task: A correct and concise; B drops a
+        rule of the task in its SQL and reports what that returned; C correct but runs the
+        query five times; D correct but tries a DELETE first."""
+        from .policies import _read_answer, drop_rule
+
+        assert self.task is not None
+        query, answer = self.reference_actions()
+        wrong = drop_rule(query["args"]["sql"], self.task.trap)
+        saved = (self._seed, dict(self._options))
+        self.reset(seed=saved[0], options=saved[1])
+        b_answer = _read_answer(self, self.step({"tool": "query", "args": {"sql": wrong}})[0])
+        self.reset(seed=saved[0], options=saved[1])
+        return {
+            "A": ("correct and concise", [query, answer]),
+            "B": (
+                "drops a rule of the task in its SQL",
+                [{"tool": "query", "args": {"sql": wrong}}, {"answer": b_answer}],
+            ),
+            "C": (
+                "correct, runs the query five times",
+                [*[query] * 5, {"answer": {**answer["answer"], "evidence": ["q5"]}}],
+            ),
+            "D": (
+                "correct, attempts a DELETE",
+                [
+                    {"tool": "query", "args": {"sql": "DELETE FROM refunds"}},
+                    query,
+                    {"answer": {**answer["answer"], "evidence": ["q2"]}},
+                ],
+            ),
+        }
+
+    def sweep_spec(self, variants: int) -> dict[str, Any]:
+        """What ``rewardkit sweep`` plays here: the scripted behaviours on every trap and the
+        first ``variants`` variants, scored under any weights by ``build_stack``."""
+        from .policies import BEHAVIOURS
+        from .verifier import DEFAULT_WEIGHTS, build_stack
+
+        return {
+            "behaviours": BEHAVIOURS,
+            "tasks": [
+                {"trap": t, "variant": k}
+                for t in self.traps
+                for k in range(min(variants, self.variants))
+            ],
+            "weights": dict(DEFAULT_WEIGHTS),
+            "build_stack": build_stack,
+        }
+
     def library_cases(self) -> list[Any]:
         """The adversarial cases written for this id (``rewardkit redteam`` runs them)."""
         from .cases import load_sql_library
