@@ -113,10 +113,13 @@ def test_good_min_moves_the_split(tmp_path):
 
 def test_probability_reward_gets_ece_and_reliability(tmp_path):
     sk = pytest.importorskip("sklearn.metrics")
+    pytest.importorskip("matplotlib", reason="the reliability diagram needs the [report] extra")
     items, recs, gold, reward = _data(tmp_path, probability=True)
-    cal = calibrate_rewards(items, recs, n_resamples=B, seeds=(42,))
+    cal = calibrate_rewards(items, recs, n_resamples=B, seeds=(42,), out=tmp_path / "o", plots=True)
     keep = np.arange(len(gold)) != 5
     assert cal.probability is not None
+    png = (tmp_path / "o" / "calibration-reliability.png").read_bytes()
+    assert png[:4] == b"\x89PNG"
     assert cal.probability.brier == pytest.approx(sk.brier_score_loss(gold[keep], reward[keep]))
     assert "Reliability diagram" in cal.table() and "ECE" in cal.table()
 

@@ -87,3 +87,24 @@ def test_preset_cli_reports_the_caveats_and_the_spread(tmp_path, capsys):
     bench = json.loads((tmp_path / "benchmark.json").read_text())
     assert bench["engine"]["precision"] == 1.0
     assert len(json.loads((tmp_path / "generator-seeds.json").read_text())["per_seed"]) == 3
+
+
+def test_config_with_own_tasks_runs_only_on_them(tmp_path, capsys, monkeypatch):
+    from importlib import resources
+    from pathlib import Path
+
+    import rewardkit.bioaudit.benchmark as benchmark
+
+    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.1.0" / "tasks.jsonl"))
+    (tmp_path / "tasks.jsonl").write_text("".join(src.read_text().splitlines(True)[:16]))
+    (tmp_path / "rewardkit.toml").write_text('[data]\ntasks = "tasks.jsonl"\n')
+
+    def no_shipped(*a, **k):
+        raise AssertionError("the shipped benchmark was loaded")
+
+    monkeypatch.setattr(benchmark, "load_benchmark", no_shipped)
+    monkeypatch.setattr("rewardkit.bioaudit.load_benchmark", no_shipped)
+    args = ["validate", "--config", str(tmp_path / "rewardkit.toml"), "--json"]
+    assert main([*args, "--out", str(tmp_path / "o")]) == 4
+    out = json.loads(capsys.readouterr().out)
+    assert out["outcome"] == "incomplete" and sorted(out["not_run"]) == ["golden", "spike_in"]

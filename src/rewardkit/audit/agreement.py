@@ -207,9 +207,11 @@ def calibrate_rewards(
     strata_field: str = "stratum",
     n_repeats: int = 0,
     out: str | Path | None = None,
+    plots: bool = False,
 ) -> RewardCalibration:
     """Calibrate ``rewards`` against the gold of ``items`` (matched by id); with ``out`` write
-    preregistration.json (first), calibration.json and calibration.md.
+    preregistration.json (first), calibration.json and calibration.md, and with ``plots`` (the
+    ``report`` extra) calibration-reliability.png for a probability-valued reward.
 
     ``names``: how the report calls the inputs (``{"rewards": "run.jsonl", "gold": ...}``).
     """
@@ -366,4 +368,8 @@ def calibrate_rewards(
     if outdir is not None:
         write_atomic(outdir / "calibration.json", cal.to_json(indent=1) + "\n")
         write_atomic(outdir / "calibration.md", cal.table())
+        if plots and prob is not None:
+            from .plots import reliability_png
+
+            write_atomic(outdir / "calibration-reliability.png", reliability_png(prob))
     return cal

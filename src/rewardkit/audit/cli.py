@@ -64,7 +64,7 @@ def _preset_setup(
 ) -> dict[str, Any]:
     """Judge, level reward, their factories and the data for the bio-audit preset (or the
     user's bio-audit-format tasks from rewardkit.toml)."""
-    from .preset import bioaudit_inputs
+    from .preset import bioaudit_inputs, preset_judge
 
     use_bench = preset == "bioaudit" or cfg.benchmark is not None
     if not use_bench and cfg.tasks is None:
@@ -73,8 +73,12 @@ def _preset_setup(
             path=cfg.source,
             field="data.tasks",
         )
-    p = bioaudit_inputs(cfg.benchmark or "v1.1.0", miss_rate=miss, spurious_rate=spur)
-    judge, judge_factory = p.judge, p.judge_factory
+    p = (
+        bioaudit_inputs(cfg.benchmark or "v1.1.0", miss_rate=miss, spurious_rate=spur)
+        if (use_bench)
+        else None
+    )
+    judge, judge_factory = preset_judge(miss, spur) if p is None else (p.judge, p.judge_factory)
     if cfg.judge_factory:
         judge, judge_factory = _build(cfg.judge_factory, "judge.factory"), (cfg.judge_factory, {})
     reward: Any
@@ -92,8 +96,8 @@ def _preset_setup(
                     f"{cfg.source or 'config'}: field 'reward.mapping': {exc}"
                 ) from None
             reward, reward_factory = UnbuildableReward(exc), None
-    tasks: Sequence[Any] = p.tasks if use_bench else ()
-    golden: Sequence[Any] | None = p.golden if use_bench else None
+    tasks: Sequence[Any] = p.tasks if p is not None else ()
+    golden: Sequence[Any] | None = p.golden if p is not None else None
     if cfg.tasks is not None:
         from ..bioaudit import read_tasks
 
@@ -109,11 +113,11 @@ def _preset_setup(
         "reward_factory": reward_factory,
         "tasks": tasks,
         "golden": golden,
-        "substrates": p.substrates if use_bench else None,
-        "candidates": p.candidates if use_bench else None,
-        "benchmark": dict(p.benchmark) if use_bench else None,
-        "engine": dict(p.engine) if use_bench else None,
-        "note": p.note if use_bench else "",
+        "substrates": p.substrates if p is not None else None,
+        "candidates": p.candidates if p is not None else None,
+        "benchmark": dict(p.benchmark) if p is not None else None,
+        "engine": dict(p.engine) if p is not None else None,
+        "note": p.note if p is not None else "",
     }
 
 
@@ -238,6 +242,7 @@ def calibrate_cmd(
             )
         _calibrate_user(
             ctx,
+            plots,
             rewards_path,
             gold_path,
             reward_spec,
@@ -271,6 +276,7 @@ def calibrate_cmd(
 
 def _calibrate_user(
     ctx: click.Context,
+    plots: bool,
     rewards_path: Path | None,
     gold_path: Path | None,
     reward_spec: str | None,
@@ -281,6 +287,7 @@ def _calibrate_user(
     as_json: bool,
     out: Path,
 ) -> None:
+    from .._optional import have
     from .agreement import calibrate_rewards
     from .data import RewardRecord, read_items, read_rewards
 
@@ -319,12 +326,13 @@ def _calibrate_user(
         strata_field=strata_field,
         n_repeats=repeats,
         out=out,
+        plots=plots and have("matplotlib"),
     )
-    hashes = write_artefacts(
-        out,
-        {"calibration.json": cal, "calibration.md": cal.table()},
-        manifest="calibrate-manifest.json",
-    )
+    artefacts: dict[str, Any] = {"calibration.json": cal, "calibration.md": cal.table()}
+    png_path = out / "calibration-reliability.png"
+    if cal.probability is not None and png_path.is_file():
+        artefacts[png_path.name] = png_path.read_bytes()  # the same bytes, hashed
+    hashes = write_artefacts(out, artefacts, manifest="calibrate-manifest.json")
     if as_json:
         click.echo(
             canonical_json(
@@ -338,7 +346,16 @@ def _calibrate_user(
         )
     else:
         click.echo(cal.table())
-        click.echo(f"written to {out}/: preregistration.json, calibration.json, calibration.md")
+        png = ""
+        if cal.probability is not None and plots:
+            png = (
+                ", calibration-reliability.png"
+                if have("matplotlib")
+                else " (the reliability diagram PNG needs pip install 'rewardkit[report]')"
+            )
+        click.echo(
+            f"written to {out}/: preregistration.json, calibration.json, calibration.md{png}"
+        )
     if not cal.passed:
         ctx.exit(1)
 

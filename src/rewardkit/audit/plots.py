@@ -24,11 +24,19 @@ from .scoring import ScoredTasks
 
 if TYPE_CHECKING:
     from ..stats import ConfidenceInterval
+    from ..stats.probability import Reliability
     from .calibrate import Calibration
     from .gates import GateResult
     from .spike_in import SpikeIn
 
-__all__ = ["calibration_png", "gates_png", "intervals_png", "plot_calibration", "spike_in_png"]
+__all__ = [
+    "calibration_png",
+    "gates_png",
+    "intervals_png",
+    "plot_calibration",
+    "reliability_png",
+    "spike_in_png",
+]
 
 GOOD, BAD = PALETTE[2], PALETTE[3]
 
@@ -205,3 +213,35 @@ def gates_png(gates: Sequence[GateResult]) -> bytes:
         row_in=0.32,
         fontsize=9,
     )
+
+
+def reliability_png(rel: Reliability) -> bytes:
+    """The reliability diagram of a probability-valued reward: per non-empty bin, the mean
+    reward (x) against the fraction of good items (y), the diagonal of perfect calibration, and
+    the items per bin below."""
+
+    def draw(fig: Any) -> None:
+        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+        full = [b for b in rel.bins if b.count]
+        top.plot([0, 1], [0, 1], color="#999999", linestyle="--", label="perfectly calibrated")
+        top.plot(
+            [b.mean_predicted for b in full],
+            [b.frac_positive for b in full],
+            marker="o",
+            color=PALETTE[0],
+            label=f"reward (ECE {rel.ece:.3f})",
+        )
+        top.set_ylabel("fraction good")
+        top.set_ylim(-0.02, 1.02)
+        top.legend(loc="upper left", fontsize=8)
+        bottom.bar(
+            [(b.low + b.high) / 2 for b in rel.bins],
+            [b.count for b in rel.bins],
+            width=1 / rel.n_bins * 0.9,
+            color=PALETTE[5],
+        )
+        bottom.set_xlabel("reward (as a predicted probability)")
+        bottom.set_ylabel("items")
+        bottom.set_xlim(0, 1)
+
+    return png(draw, height_in=4.8)

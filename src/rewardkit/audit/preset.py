@@ -35,7 +35,14 @@ from typing import Any
 
 from .._json import JsonMixin
 
-__all__ = ["BioauditInputs", "SeedSpread", "bioaudit_inputs", "generator_seed_spread", "note"]
+__all__ = [
+    "BioauditInputs",
+    "SeedSpread",
+    "bioaudit_inputs",
+    "generator_seed_spread",
+    "note",
+    "preset_judge",
+]
 
 CHOSEN_SEED = 66
 
@@ -70,6 +77,19 @@ class BioauditInputs:
     note: str
 
 
+def preset_judge(
+    miss_rate: float = 0.0, spurious_rate: float = 0.0, *, rng: int = 0
+) -> tuple[Any, tuple[str, dict[str, Any]]]:
+    """The rule engine (exact, or imperfect at the given rates) and its factory."""
+    from ..bioaudit import Engine
+    from ..bioaudit.imperfect import ImperfectEngine
+
+    if miss_rate > 0 or spurious_rate > 0:
+        judge = ImperfectEngine(miss_rate=miss_rate, spurious_rate=spurious_rate, rng=rng)
+        return judge, judge.factory
+    return Engine(), ("rewardkit.bioaudit:Engine", {})
+
+
 def bioaudit_inputs(
     version: str | Path = "v1.1.0",
     *,
@@ -78,17 +98,12 @@ def bioaudit_inputs(
     rng: int = 0,
 ) -> BioauditInputs:
     """The shipped benchmark, its golden set and spike-in substrates, and the judge."""
-    from ..bioaudit import INJECTION_CANDIDATES, Engine, load_benchmark
-    from ..bioaudit.imperfect import ImperfectEngine, engine_agreement
+    from ..bioaudit import INJECTION_CANDIDATES, load_benchmark
+    from ..bioaudit.imperfect import engine_agreement
 
     bm = load_benchmark(version)
     imperfect = miss_rate > 0 or spurious_rate > 0
-    judge: Any
-    if imperfect:
-        judge = ImperfectEngine(miss_rate=miss_rate, spurious_rate=spurious_rate, rng=rng)
-        factory = judge.factory
-    else:
-        judge, factory = Engine(), ("rewardkit.bioaudit:Engine", {})
+    judge, factory = preset_judge(miss_rate, spurious_rate, rng=rng)
     agreement = engine_agreement(judge, bm)
     return BioauditInputs(
         tasks=bm.tasks,
