@@ -18,7 +18,7 @@ import errno
 import struct
 import tempfile
 
-__all__ = ["ALLOWED", "PID_PLACEHOLDER", "build_allowlist_bpf", "patch_pid"]
+__all__ = ["ALLOWED", "PID_PLACEHOLDER", "build_allowlist_bpf", "patch_pid", "pid_offsets"]
 
 # x86_64 and aarch64 names; a name the running architecture lacks is skipped.
 ALLOWED = (
@@ -85,10 +85,19 @@ def _try(add: object, *args: object) -> None:
         add(*args)  # type: ignore[operator]
 
 
-def patch_pid(bpf: bytes, pid: int) -> bytes:
+def pid_offsets(bpf: bytes) -> list[int]:
+    """Byte offsets of the constants that hold the placeholder (struct sock_filter {u16 code;
+    u8 jt, jf; u32 k}: k at +4 of every 8-byte instruction)."""
+    return [
+        off + 4
+        for off in range(0, len(bpf), 8)
+        if struct.unpack_from("<I", bpf, off + 4)[0] == PID_PLACEHOLDER
+    ]
+
+
+def patch_pid(bpf: bytes, pid: int, offsets: list[int] | None = None) -> bytes:
     """The filter with the placeholder replaced by ``pid`` in every instruction's constant."""
     out = bytearray(bpf)
-    for off in range(0, len(out), 8):  # struct sock_filter {u16 code; u8 jt, jf; u32 k}
-        if struct.unpack_from("<I", out, off + 4)[0] == PID_PLACEHOLDER:
-            struct.pack_into("<I", out, off + 4, pid)
+    for off in pid_offsets(bpf) if offsets is None else offsets:
+        struct.pack_into("<I", out, off, pid)
     return bytes(out)

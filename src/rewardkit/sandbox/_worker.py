@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import gc
 import json
 import os
 import select
@@ -42,6 +43,7 @@ from contextlib import suppress
 try:
     from ._child import (
         PR_SET_PDEATHSIG,
+        child_env,
         decode,
         is_cell_record,
         is_ready_record,
@@ -50,12 +52,14 @@ try:
         setup_child,
         write_all,
     )
+    from ._filter import pid_offsets
     from ._landlock import make_ruleset
     from ._values import parse_literal
 except ImportError:  # run as a plain script by the pool: load the siblings by path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _child import (  # type: ignore[no-redef]
         PR_SET_PDEATHSIG,
+        child_env,
         decode,
         is_cell_record,
         is_ready_record,
@@ -64,6 +68,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
         setup_child,
         write_all,
     )
+    from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
 
@@ -113,6 +118,7 @@ for _module in PRELOAD:
         __import__(_module)
 
 LINE_CAP = 1 << 20  # a child record longer than this is a protocol violation
+POLL_S = 0.02  # how often a running child's pipe is read (its exit wakes the zygote at once)
 PR_SET_CHILD_SUBREAPER = 36
 SYS_IO_URING_SETUP = 425
 
@@ -156,6 +162,18 @@ class Zygote:
             with suppress(OSError):
                 if host and os.readlink(f"/proc/self/ns/{ns}") != host:
                     levels.append(f"{ns}-ns")
+        # Once per worker rather than once per program: the filter's bytes and where its pid
+        # goes, /dev/null, SIGXFSZ ignored; the environment is set with each work directory.
+        if cfg["bpf"]:
+            cfg["_bpf"] = bytes.fromhex(cfg["bpf"])
+            cfg["_bpf_offsets"] = pid_offsets(cfg["_bpf"])
+        devnull = os.open(os.devnull, os.O_RDWR)
+        cfg["_devnull"] = fcntl.fcntl(devnull, fcntl.F_DUPFD_CLOEXEC, 100)
+        os.close(devnull)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        cfg["_prepared"] = True
+        os.environ.clear()
+        os.environ.update(child_env(cfg["workdir"]))
         probe = self._probe()
         if cfg["uid"] is not None and probe.get("uid") == cfg["uid"]:
             levels.append("uid-drop")
@@ -175,7 +193,23 @@ class Zygote:
         os.mkdir(path, 0o700)
         if self.cfg["uid"] is not None:
             os.chown(path, self.cfg["uid"], self.cfg["uid"])
+        self.stamps = (_stamp(self.base), _stamp(path))
+        if self.cfg.get("_prepared"):
+            os.environ.clear()
+            os.environ.update(child_env(path))
         return path
+
+    def _pristine(self) -> bool:
+        """The work directory and its parent exactly as made: no entry, no change of any
+        timestamp (a file made and removed moves mtime; chmod, chown, xattrs move ctime)."""
+        path = self.cfg["workdir"]
+        try:
+            with os.scandir(path) as it:
+                if next(it, None) is not None:
+                    return False
+            return (_stamp(self.base), _stamp(path)) == self.stamps
+        except OSError:
+            return False
 
     def _probe(self) -> dict:
         """Fork a child with the full setup and ask it what holds: its uid, whether fork and
@@ -268,25 +302,27 @@ class Zygote:
         buf, pos, ready, rest = b"", 0, False, []
         kill_reason, cpu_seen, window_cpu = "", 0.0, 0.0
         # A pidfd turns readable when the child exits, even if a grandchild still holds the pipe.
+        # With one, the zygote sleeps on the exit and looks at the pipe every POLL_S: a fast
+        # program's 33 records cost one wake-up, not 33 (each a context switch on a busy box).
         pfd = _pidfd(pid)
-        watch = [r] if pfd < 0 else [r, pfd]
+        os.set_blocking(r, False)
         exited = False
         while True:
             now = time.monotonic()
             if now >= deadline:
                 kill_reason = "watchdog"
                 break
-            readable = select.select(watch, [], [], deadline - now)[0]
-            if not readable:
+            if pfd >= 0:
+                exited = bool(select.select([pfd], [], [], min(deadline - now, POLL_S))[0])
+            elif not select.select([r], [], [], deadline - now)[0]:
                 continue
-            if pfd in readable:
+            data, eof = _drain(r)
+            if pfd < 0 and eof:
                 exited = True
-                os.set_blocking(r, False)
-                data = _drain(r)
-            else:
-                data = os.read(r, 1 << 16)
-            if not data and not exited:
+            if not data and eof and not exited:
                 break  # the child closed its pipe: it exited or is about to
+            if not data and not exited:
+                continue
             buf += data
             *lines, buf = buf.split(b"\n")
             if len(buf) > LINE_CAP:
@@ -348,9 +384,12 @@ class Zygote:
             os.killpg(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         self._sweep()
-        # Nothing a program wrote, chmodded or stamped reaches the next: a new directory each.
-        _wipe(self.base)
-        self.cfg["workdir"] = self._fresh_dir()
+        # Nothing a program wrote, chmodded or stamped reaches the next: a new directory each,
+        # unless nothing at all changed (no entry, same mtime and ctime: a pristine directory
+        # carries nothing), which saves a rmdir and a mkdir on most programs.
+        if not self._pristine():
+            _wipe(self.base)
+            self.cfg["workdir"] = self._fresh_dir()
         return status
 
     def _sweep(self) -> None:
@@ -387,6 +426,11 @@ def _children(pid: int) -> list[int]:
                 except (OSError, IndexError, ValueError):
                     pass
         return out
+
+
+def _stamp(path: str) -> tuple:
+    st = os.stat(path, follow_symlinks=False)
+    return (st.st_ino, st.st_mode, st.st_uid, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _readable(path: str, listing: bool = False) -> bool:
@@ -467,19 +511,20 @@ def _pidfd(pid: int) -> int:
         return -1
 
 
-def _drain(fd: int) -> bytes:
-    """Everything readable now from a non-blocking fd."""
-    out, total = [], 0
+def _drain(fd: int) -> tuple[bytes, bool]:
+    """Everything readable now from a non-blocking fd, and whether it reached end of file."""
+    out, total, eof = [], 0, False
     while total <= 2 * LINE_CAP:  # a grandchild may keep writing: stop somewhere
         try:
             chunk = os.read(fd, 1 << 16)
         except BlockingIOError:
             break
         if not chunk:
+            eof = True
             break
         out.append(chunk)
         total += len(chunk)
-    return b"".join(out)
+    return b"".join(out), eof
 
 
 def _cpu_time(pid: int) -> float:
@@ -510,6 +555,9 @@ def main() -> None:
     if z.libc is not None and not cfg.get("bwrap"):
         z.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     levels = z.start()
+    # Everything loaded so far is permanent: the collector never walks it, so children do not
+    # copy the zygote's pages just to scan them (copy-on-write stays cheap).
+    gc.freeze()
     z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS")])
     z.flush()
     try:
