@@ -116,6 +116,7 @@ def _config(path: str, reward: str, manager: str) -> Any:
 def ray_cluster(stack_module: str) -> Any:
     ray = pytest.importorskip("ray")
     ray.init(
+        address="local",  # a private instance, never a cluster someone else started here
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
@@ -137,6 +138,7 @@ def test_managers_give_rewardkits_scores(
     config = _config(path, stack_module, manager)
     fn = get_custom_reward_fn(config)  # verl's loader: custom_module_<hash> or an import
     tok = _tokenizer()
+    _fresh_loop()
     mgr = get_reward_manager_cls(manager)(config, tok, fn)
     import my_rewards
 
@@ -223,6 +225,7 @@ def test_the_tool_agent_loop_plays_the_environment(tmp_path: Path) -> None:
 
     fn = load_extern_object("pkg://rewardkit.integrations.verl_tools", "compute_score")
     config = _config("unused", "unused", "naive")
+    _fresh_loop()
     mgr = get_reward_manager_cls("naive")(config, _tokenizer(), fn)
     data = _data(_tokenizer(), "done", json.dumps(task), {"index": 0})
     data.non_tensor_batch["data_source"][0] = env_id
@@ -236,7 +239,14 @@ def test_the_tool_agent_loop_plays_the_environment(tmp_path: Path) -> None:
 def _run(coro: Any) -> Any:
     import asyncio
 
-    return asyncio.get_event_loop().run_until_complete(coro)
+    return asyncio.run(coro)
+
+
+def _fresh_loop() -> None:
+    """verl's managers take the current event loop when built: give them an open one."""
+    import asyncio
+
+    asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 def test_file_loaded_function_pickles_for_remote_workers() -> None:

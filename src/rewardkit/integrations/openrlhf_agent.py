@@ -155,8 +155,8 @@ def agent_executor(
             reward, self.so_far = score - self.so_far, score
             done = self.session.done
             return {
-                "rewards": torch.tensor([reward], dtype=torch.float32),
-                "scores": torch.tensor([score], dtype=torch.float32),
+                "rewards": torch.tensor([reward], dtype=torch.float64),  # .item(): exact
+                "scores": torch.tensor([score], dtype=torch.float64),
                 "environment_feedback": "" if done else feedback_text(self.tokenizer, observations),
                 "done": done,
                 "sampling_params": states.get("sampling_params"),
