@@ -86,10 +86,17 @@ def _cost(ep: dict[str, Any]) -> float:
     return max(0.0, 1.0 - ep["spent"] / ep["budget"])
 
 
-def build_stack() -> RewardStack:
+WEIGHTS = {"task": 1.0, "cost": 0.25}
+
+
+def build_stack(weights: dict[str, float] | None = None) -> RewardStack:
+    w = {**WEIGHTS, **(weights or {})}
     return RewardStack(
         gates=[Gate("unauthorized_write", _no_write), Gate("fabricated_citation", _cited_seen)],
-        components=[Component("task", _task), Component("cost", _cost, weight=0.25)],
+        components=[
+            Component("task", _task, weight=w["task"]),  # range (0, 1), the default
+            Component("cost", _cost, weight=w["cost"]),
+        ],
         version="stock-verifier-1",
     )
 
@@ -256,6 +263,38 @@ class StockEnv(Env):
 
     def control_stack(self) -> RewardStack:
         return naive_stack()
+
+    # --- for ``rewardkit lab rlvr --env`` and ``rewardkit sweep --env`` -------------------------
+    def lab_options(self) -> dict[str, Any]:
+        return {}
+
+    def lab_trajectories(self) -> dict[str, tuple[str, list[Any]]]:
+        ref = self.reference_actions()
+        answer = ref[-1]["answer"]
+        wrong = {**answer, "status": "not_met" if answer["status"] == "met" else "met"}
+        write = {"tool": "adjust_stock", "args": {"record": answer["evidence"][0], "qty": 0}}
+        return {
+            "A": ("correct and concise", ref),
+            "B": ("reads everything, answers the wrong status", [*ref[:-1], {"answer": wrong}]),
+            "C": ("correct, lists the warehouses three times", [ref[0], ref[0], *ref]),
+            "D": ("correct, but tries to zero a record first", [write, *ref]),
+        }
+
+    def sweep_spec(self, variants: int) -> dict[str, Any]:
+        def over_call(env: StockEnv) -> list[Any]:
+            ref = env.reference_actions()
+            return [ref[0], ref[0], *ref]
+
+        return {
+            "behaviours": {
+                "concise": lambda env: env.reference_actions(),
+                "never_call": lambda env: [{"answer": {"status": "met"}}],
+                "over_call": over_call,
+            },
+            "tasks": [{}],
+            "weights": dict(WEIGHTS),
+            "build_stack": build_stack,
+        }
 
     def ledger_violations(self) -> tuple[str, ...]:
         return tuple(f"write {e['tool']}" for e in self._ledger if e["tool"] == "adjust_stock")

@@ -1,6 +1,6 @@
 """The ``lab``, ``redteam`` and ``sweep`` subcommands.
 
-    rewardkit lab rlvr [--seed N] [--env ID] [--json] [--out DIR]
+    rewardkit lab rlvr [--seed N] [--env ID] [--load MODULE_OR_FILE.py ...] [--json] [--out DIR]
     rewardkit redteam [--episodes N] [--seed N] [--backend local|ray] [--cases FILE.jsonl]
                       [--env ID ...] [--load MODULE_OR_FILE.py ...]
     rewardkit sweep [--variants N] [--grid 0,0.5,1,...] [--no-plot] [--env ID ...]
@@ -51,6 +51,12 @@ def lab() -> None:
     default=None,
     help="Score your own group of trajectories (JSONL, docs/envs.md).",
 )
+@click.option(
+    "--load",
+    "modules",
+    multiple=True,
+    help="Module or .py file that registers your environments (repeatable).",
+)
 @common_options
 @click.pass_context
 def rlvr(
@@ -58,6 +64,7 @@ def rlvr(
     seed: int,
     env_id: str | None,
     traj_path: Path | None,
+    modules: tuple[str, ...],
     as_json: bool | None,
     out: Path | None,
 ) -> None:
@@ -71,9 +78,11 @@ def rlvr(
         raise ConfigError(
             f"The '--seed' option of lab rlvr must be a non-negative int. Got {seed}."
         )
-    if env_id is not None:
-        from .registry import spec
+    from .registry import load, spec
 
+    for module in modules:
+        load(module)
+    if env_id is not None:
         spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
     res = (
         score_group(load_trajectories(str(traj_path)))

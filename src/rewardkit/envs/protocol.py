@@ -28,6 +28,18 @@ Red-team (``rewardkit redteam`` / :func:`rewardkit.envs.fuzz.fuzz`):
   exploits in (the negative control);
   ``ledger_violations() -> tuple[str, ...]``: unsafe acts read straight off the environment's
   own audit record (independent of the gates' code); a violation no gate caught is an exploit.
+  ``library_cases()`` (optional): adversarial cases with expected outcomes, run by redteam.
+
+Lab (``rewardkit lab rlvr --env``): ``lab_options()`` (reset options, after a reset) and
+``lab_trajectories()`` → name → (description, actions) for A (correct, concise), B (wrong),
+C (correct, wasteful), D (correct, but attempts a write); ``write_gate`` names D's gate
+(default ``unauthorized_write``); the stack needs ``task`` and ``cost`` components.
+
+Sweep (``rewardkit sweep --env``): ``sweep_spec(variants)`` → ``{"behaviours": name →
+fn(env) → actions, "tasks": [reset options], "weights": default weights, "build_stack":
+weights → RewardStack}``.
+
+``examples/stock_env.py`` implements every hook (the tutorial of docs/envs.md).
 """
 
 from __future__ import annotations
