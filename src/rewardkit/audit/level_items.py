@@ -1,0 +1,86 @@
+"""Level-based step rewards as an item reward: the generic audit on judged steps you supply.
+
+Usage (an items file whose lines carry ``levels`` — one judged level per step, −1 = cannot
+evaluate — and optionally ``verdicts``)::
+
+    rewardkit validate --reward rewardkit.audit.level_items:recipe_b --items steps.jsonl \
+        --golden golden.jsonl --spike-in spike_in.jsonl
+
+    # another mapping, ceiling or recipe: your own zero-argument factory
+    from rewardkit.audit.level_items import LevelItemReward
+    def make():
+        return LevelItemReward(recipe="B", mapping=LevelMapping({0: 0, 1: .3, 2: .6, 3: .9},
+                                                               ceiling=0.9))
+
+The declared range is the level mapping's: [0, ceiling] (0.85 for the seed's mapping; the
+ceiling is the mapping's option, not a threshold hidden in a gate). A trajectory whose steps are
+all −1 cannot be scored (None). The bio-audit world adds a judge that produces the levels; here
+they come with your data, so no judge and no shipped benchmark is involved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import InputError
+from ..levels import DEFAULT_MAPPING, LevelMapping, Step, score_trajectory
+
+__all__ = ["LevelItemReward", "recipe_a", "recipe_b", "recipe_c"]
+
+
+@dataclass(frozen=True)
+class LevelItemReward:
+    """``reward(item)``: :func:`~rewardkit.levels.score_trajectory` of ``item["levels"]``."""
+
+    recipe: Literal["A", "B", "C"] = "B"
+    mapping: LevelMapping = DEFAULT_MAPPING
+    gamma: float = 0.30
+    field: str = "levels"
+
+    @property
+    def range(self) -> tuple[float, float]:
+        return (0.0, self.mapping.ceiling)
+
+    @property
+    def __name__(self) -> str:
+        return f"levels_{self.recipe}"
+
+    def __call__(self, item: Mapping[str, Any]) -> float | None:
+        levels = item.get(self.field)
+        if not isinstance(levels, list) or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in levels
+        ):
+            raise InputError(
+                f"expected a list of int levels (-1 = cannot evaluate); got {levels!r:.60}",
+                field=self.field,
+            )
+        verdicts = item.get("verdicts")
+        if verdicts is None:
+            steps = [Step(x) for x in levels]
+        else:
+            steps = [Step(x, v) for x, v in zip(levels, verdicts, strict=True)]
+        out = score_trajectory(
+            steps,
+            recipe=self.recipe,
+            mapping=self.mapping,
+            gamma=self.gamma,
+            session=verdicts is not None,
+        )
+        return out.value
+
+
+def recipe_a() -> LevelItemReward:
+    """Recipe A (mean of step rewards) with the seed's mapping."""
+    return LevelItemReward(recipe="A")
+
+
+def recipe_b() -> LevelItemReward:
+    """Recipe B (the hard L0 penalty, γ = 0.30) with the seed's mapping."""
+    return LevelItemReward(recipe="B")
+
+
+def recipe_c() -> LevelItemReward:
+    """Recipe C (PRM-weighted; uniform weights) with the seed's mapping."""
+    return LevelItemReward(recipe="C")
