@@ -252,6 +252,7 @@ SECTIONS: tuple[str, ...] = (
     "rewardkit.audit.demo:demo_section",
     "rewardkit.autorater.demo:demo_section",
     "rewardkit.envs.demo:demo_section",
+    "rewardkit.envs.sql.demo:demo_section",
     "rewardkit.sandbox.demo:demo_section",
     "rewardkit.selfplay.demo:demo_section",
 )

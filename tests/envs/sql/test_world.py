@@ -107,3 +107,9 @@ def test_every_trap_realised_and_decisive(world):
 def test_variants_out_of_range():
     with pytest.raises(ConfigError, match="'variants' parameter of build_world"):
         build_world(0, variants=0)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 17])
+def test_other_seeds_build_every_decisive_task(seed):
+    w = build_world.__wrapped__(seed)
+    assert len(w.scenarios) == sum(len(t) for t in FAMILY_TRAPS.values()) * 6

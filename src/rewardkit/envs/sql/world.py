@@ -159,7 +159,7 @@ FAMILY_TRAPS: dict[str, tuple[str, ...]] = {
     ),
 }
 MONEY_MARGIN = 1.0  # a decisive trap moves a USD answer by more than this
-FRACTION_MARGIN = 0.002  # … or a fraction by more than this
+FRACTION_MARGIN = 0.0005  # … or a fraction by more than this (5 × its tolerance)
 
 
 @dataclass(frozen=True)
@@ -335,9 +335,9 @@ def _candidates(f: Facts, family: str, trap: str, ties: list[tuple[int, int]]) -
         qs = [N_QUARTERS, N_QUARTERS + 1, *(q for q in range(N_QUARTERS) if q not in quarters)]
         pool = qs if trap == "unanswerable" else quarters
         tied = set(ties)
-        return [{"quarter": q, "n": n} for q in pool for n in (3, 5, 10) if (q, n) not in tied]
+        return [{"quarter": q, "n": n} for q in pool for n in (3, 5, 10, 20) if (q, n) not in tied]
     if family == "retention":
-        return [{"month": m, "days": d} for m in range(N_MONTHS) for d in (30, 60, 90)]
+        return [{"month": m, "days": d} for m in range(N_MONTHS) for d in (14, 30, 45, 60, 90)]
     scopes = ("outside",) if trap == "null_category" else ("in", "outside")
     pool = (
         [*quarters, *(q for q in range(N_QUARTERS) if q not in quarters)]
