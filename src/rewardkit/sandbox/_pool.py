@@ -273,6 +273,7 @@ class LocalPool:
             "hidden": list(self.plan.hidden),
             "canary": _canary(read) if self.plan.confinement != "none" else "",
             "host_ns": _host_namespaces(),
+            "preload": "slim" if self.plan.confinement == "bwrap" else "full",
             "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
         self.prefix = self.plan.worker_command()

@@ -51,9 +51,12 @@ def bench(
     from rich.table import Table
 
     from .bench import run_bench
+    from .floor import run_floor_bench
 
     as_json, out = resolve_settings(ctx, as_json, out)
     console = Console(stderr=True)
+    with console.status("trivial workload beside the fork floor…"):
+        floor = run_floor_bench(n_programs, n_tests, workers=workers, repeats=3)
     with console.status("running the workload through three designs…"):
         res = run_bench(
             n_programs,
@@ -63,9 +66,20 @@ def bench(
             stride=stride,
             workers=workers or os.cpu_count() or 1,
         )
-    hashes = write_artefacts(out, {"sandbox_bench.json": res.to_dict()})
+    hashes = write_artefacts(
+        out, {"sandbox_bench.json": res.to_dict(), "sandbox_floor.json": floor.to_dict()}
+    )
     if as_json:
-        click.echo(canonical_json({"out": out.as_posix(), "artefacts": hashes, **res.to_dict()}))
+        click.echo(
+            canonical_json(
+                {
+                    "out": out.as_posix(),
+                    "artefacts": hashes,
+                    **res.to_dict(),
+                    "floor": floor.to_dict(),
+                }
+            )
+        )
         return
     pairs = res.n_programs * res.n_tests
     table = Table(title=f"{res.n_programs} programs × {res.n_tests} tests, {res.budget_s} s "
@@ -91,6 +105,15 @@ def bench(
         f"{res.agreement_manager:.4f}",
     )
     console = Console()
+    rates = ", ".join(f"{r:,.0f}" for r in floor.programs_per_s)
+    floors = ", ".join(f"{r:,.0f}" for r in floor.floor_forks_per_s)
+    console.print(
+        f"trivial {floor.n_programs} programs × {floor.n_tests} tests, all passing: "
+        f"{rates} programs/s beside a fork floor of {floors} forks/s (same cores, alternating "
+        f"rounds): {floor.ratio:.1%} of the floor (goal ≥ 50 %); CPU per program "
+        f"{floor.cpu_ms_per_program:.2f} ms against {floor.floor_cpu_ms_per_fork:.2f} ms per "
+        f"fork: {floor.cpu_ratio:.1%}"
+    )
     console.print(table)
     console.print(
         f"isolation: {', '.join(res.isolation)}; zygote start {res.ours_start_s:.2f} s; "
