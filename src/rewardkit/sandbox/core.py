@@ -104,7 +104,11 @@ class Sandbox:
             from ._ray import RayBackend
 
             self._ray = RayBackend(
-                self.timeout_s, self.memory_mb, self.workers, self.isolation_mode
+                self.timeout_s,
+                self.memory_mb,
+                self.workers,
+                self.isolation_mode,
+                packages=self.packages,
             )  # the actors plan their own node's confinement (strict refuses there too)
         return self
 
