@@ -52,6 +52,7 @@ _TYPES: dict[str, Any] = {
     "number": float,
     "boolean": bool,
     "array": list[str],
+    "ids": list[int],
 }
 
 
@@ -191,8 +192,11 @@ def environment(
     }
     for t in probe.tools:
         namespace[t["name"]] = _tool_method(t["name"], t["description"], t["args"])
+    answer_args = getattr(probe.env, "answer_args", None)  # an environment's own schema
     namespace[ANSWER_TOOL] = _tool_method(
-        ANSWER_TOOL, "Give the final answer; this ends the episode.", ANSWER_ARGS
+        ANSWER_TOOL,
+        "Give the final answer; this ends the episode.",
+        answer_args() if callable(answer_args) else ANSWER_ARGS,
     )
     return type(cls_name, (), namespace)
 

@@ -12,6 +12,8 @@ Accepted shapes::
     {"answer": {"status": "answered" | "unknown",
                 "value": number | [customer_id, ...] | null,
                 "evidence": ["q1", ...], "note": "free text"}}
+    # a list may also be given as "ids": [customer_id, ...] (typed tool calls: the TRL
+    # adapter's answer tool has value: number and ids: list of int)
 
 ``answered`` needs a value; ``unknown`` must not have one. Parser tricks are rejected exactly
 as in ``envs.actions`` (duplicate keys, extra keys, NaN / Infinity, numbers beyond ±1e9, JSON
@@ -30,7 +32,7 @@ __all__ = ["MAX_EVIDENCE", "MAX_IDS", "STATUSES", "parse_sql_action"]
 STATUSES = ("answered", "unknown")
 MAX_EVIDENCE = 20
 MAX_IDS = 50
-_KEYS = {"status", "value", "evidence", "note"}
+_KEYS = {"status", "value", "ids", "evidence", "note"}
 
 
 def _answer(ans: Any) -> dict[str, Any]:
@@ -39,6 +41,12 @@ def _answer(ans: Any) -> dict[str, Any]:
     extra = sorted(set(ans) - _KEYS)
     if extra:
         raise ValueError(f"answer has unknown key {extra[0]!r}; accepted: {sorted(_KEYS)}")
+    if "ids" in ans:  # the list answer under its own key (typed tools: value is a number)
+        if ans.get("value") is not None:
+            raise ValueError("give either 'value' or 'ids', not both")
+        ans = {**{k: v for k, v in ans.items() if k != "ids"}, "value": ans["ids"]}
+        if not isinstance(ans["value"], list):
+            raise ValueError("answer 'ids' must be a list of integer ids")
     status = ans.get("status")
     if status not in STATUSES:
         raise ValueError(f"answer 'status' must be one of {list(STATUSES)}; got {status!r}"[:200])

@@ -332,6 +332,21 @@ class SqlEnv(Env):
             "unordered": (unordered_stack(), ("inversion",)),
         }
 
+    def answer_args(self) -> dict[str, dict[str, Any]]:
+        """The final answer as a tool's argument schema (for the trainer adapters)."""
+        return {
+            "status": {
+                "type": "string",
+                "required": True,
+                "enum": ["answered", "unknown"],
+                "description": "answered, or unknown when the data cannot answer the question",
+            },
+            "value": {"type": "number", "description": "The answer, for a number question"},
+            "ids": {"type": "ids", "description": "The customer ids, for a list question"},
+            "evidence": {"type": "array", "description": "Query ids whose results hold it"},
+            "note": {"type": "string", "description": "A short free-text note"},
+        }
+
     write_gate = "write_attempt"  # the gate a write attempt fails (``rewardkit lab rlvr``)
 
     def lab_options(self) -> dict[str, Any]:
