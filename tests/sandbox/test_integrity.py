@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardkit.sandbox import Sandbox, Status, TestCase, table
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase, table
 from rewardkit.sandbox._compare import Malformed, check_cell, parse_bounded, values_equal
 from rewardkit.sandbox._values import TEXT_CAP
 
@@ -113,6 +113,36 @@ def test_forged_records_never_pass_and_mark_only_their_own_cell(sb):
         assert row[0] == F and row[1] in (F, C), (name, row)  # a wrong value or malformed
         # after its forged record the program exits; the rest of its own row resumes or not
         assert set(row[2:].tolist()) <= {F, C}, (name, row)
+
+
+STDIO_TESTS = [StdioTest(f"{x}\n", f"{answer(x)}\n") for x in range(4)]
+STDIO_GOOD = json.dumps(repr(str(answer(1))))  # the canonical text of the printed answer
+
+
+def stdio_forger(record_json: str) -> str:
+    """The same attack on a standard-input program."""
+    data = (record_json + "\n").encode()
+    return (
+        "import os\n"
+        "x = int(input())\n"
+        "if x == 1:\n"
+        f"    os.write(3, {data!r})\n"
+        "    os._exit(0)\n"
+        "print(-1)\n"
+    )
+
+
+def test_forged_records_from_stdin_programs_never_pass(sb):
+    bad = [f'[{v}, "V", 0.0, 0.0, {STDIO_GOOD}]' for v in BAD_INDEX]
+    bad += [f'[1, "V", {v}, 0.0, {STDIO_GOOD}]' for v in BAD_SECONDS]
+    bad += [f'[1, "V", 0.0, 0.0, {v}]' for v in BAD_PAYLOAD]
+    honest = "x = int(input())\nprint(1234567 + 1111 * x)\n"
+    t = sb.run([honest, *map(stdio_forger, bad), honest], STDIO_TESTS)
+    assert (t.status[0] == P).all() and (t.status[-1] == P).all()
+    for k, rec in enumerate(bad, start=1):
+        assert not (t.status[k] == P).any(), (rec, t.status[k])
+    control = sb.run([stdio_forger(f'[1, "V", 0.0, 0.0, {STDIO_GOOD}]')], STDIO_TESTS)
+    assert control.status[0].tolist() == [F, P, C, F]  # a well-formed record is an answer
 
 
 def test_a_well_formed_record_is_an_answer(sb):
