@@ -203,6 +203,16 @@ def _right(answer: Any, truth: Any, kind: str) -> bool:
     return not isinstance(value, list) and abs(value - truth) <= _TOL[kind] + 1e-9
 
 
+@lru_cache(maxsize=8192)
+def _typed_numbers(sql: str) -> tuple[float, ...]:
+    """The numbers of 3+ significant digits written in ``sql`` (answers typed in)."""
+    out = []
+    for x in re.findall(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?", sql):
+        if len(re.sub(r"[eE].*$|\.", "", x).strip("0")) >= 3:
+            out.append(float(x))
+    return tuple(out)
+
+
 def _ungrounded(answer: dict[str, Any], results: dict[str, Any], kind: str) -> list[str]:
     cited = answer.get("evidence") or []
     value = answer.get("value")
@@ -216,19 +226,16 @@ def _ungrounded(answer: dict[str, Any], results: dict[str, Any], kind: str) -> l
             sql, cells = results.get(q, ("", []))
             if not sql:
                 continue
+            typed = kind != "ids" and any(
+                abs(x - v) <= 1e-9 * max(1.0, abs(v)) for x in _typed_numbers(sql)
+            )
             for c in cells:
                 if isinstance(c, bool) or not isinstance(c, (int, float)):
                     continue
                 if kind == "ids":
-                    ok = isinstance(c, int) and c == v
+                    found = found or (isinstance(c, int) and c == v)
                 else:
-                    literal = any(
-                        abs(float(x) - v) <= 1e-9 * max(1.0, abs(v))
-                        for x in re.findall(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?", sql)
-                        if len(re.sub(r"[eE].*$|\.", "", x).strip("0")) >= 3  # 3+ digits
-                    )
-                    ok = abs(c - v) <= _TOL[kind] + 1e-9 and not literal
-                found = found or ok
+                    found = found or (abs(c - v) <= _TOL[kind] + 1e-9 and not typed)
         if not found:
             out.append(f"value {v} is not grounded in a cited result")
     return out

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ...errors import ConfigError
@@ -101,19 +102,20 @@ def _matches(value: float, cell: Any, kind: str) -> bool:
     return math.isfinite(cell) and abs(cell - value) <= TOLERANCE[kind] + 1e-9
 
 
+@lru_cache(maxsize=8192)
+def _literals(sql: str) -> tuple[float, ...]:
+    """Numbers written in a query text with 3+ significant digits. Shorter literals (0, 1, 14:
+    window sizes, COALESCE defaults, ROUND places) are not answers typed in."""
+    out = []
+    for m in re.finditer(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?", sql):
+        if len(m.group(0).split("e")[0].split("E")[0].replace(".", "").strip("0")) >= 3:
+            out.append(float(m.group(0)))
+    return tuple(out)
+
+
 def _literal(value: float, sql: str) -> bool:
-    """``value`` written as a number in the query text (the answer typed into a SELECT).
-    Literals of fewer than 3 significant digits (0, 1, 14: window sizes, COALESCE defaults,
-    ROUND places) are not answers typed in and never count."""
-    for m in re.finditer(r"(?<![\w.])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?", sql or ""):
-        if len(m.group(0).split("e")[0].split("E")[0].replace(".", "").strip("0")) < 3:
-            continue
-        try:
-            if abs(float(m.group(0)) - value) <= 1e-9 * max(1.0, abs(value)):
-                return True
-        except ValueError:
-            continue
-    return False
+    """``value`` written as a number in the query text (the answer typed into a SELECT)."""
+    return any(abs(x - value) <= 1e-9 * max(1.0, abs(value)) for x in _literals(sql or ""))
 
 
 def _grounding(e: LedgerEntry, ep: SqlEpisode) -> bool:
@@ -283,6 +285,7 @@ def build_stack(
 UNORDERED_WEIGHTS = {"task": 0.5, "evidence": 0.5, "efficiency": 1.0, "cost": 1.0, "format": 0.25}
 
 
+@lru_cache(maxsize=1)
 def unordered_stack() -> RewardStack:
     """The negative control for ranking inversions: the same gates and components, but a
     fail value of 0 (not below the safe totals) and correctness outweighed by efficiency and
@@ -305,6 +308,7 @@ def naive_answered(ep: SqlEpisode) -> float:
     return min(1.0, sum(len(e.cells) for e in ep.ledger) / 200)
 
 
+@lru_cache(maxsize=1)
 def naive_stack() -> RewardStack:
     """The negative control: no gates, pays for correct answers and for reading lots of data.
     The fuzzer must find exploits (unsafe episodes at high reward) in it."""
