@@ -267,3 +267,50 @@ def test_file_loaded_function_pickles_for_remote_workers() -> None:
 
     p = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, timeout=120)
     assert p.returncode == 0, p.stderr.decode()[-800:]  # it arrived and ran in a fresh process
+
+
+def test_gdpo_normalises_a_masked_component_as_if_it_were_real() -> None:
+    """What docs/integrations.md says of GDPO, shown with verl's own estimator: a component
+    that could not score arrives as ``none_score`` (``masked/<c> = 1``), and the advantages
+    depend on that stand-in value — GDPO cannot leave it out."""
+    import numpy as np
+    from verl.trainer.ppo.core_algos import compute_gdpo_outcome_advantage
+
+    from rewardkit.stack import Component, RewardStack
+
+    def exact(ep: dict) -> float | None:
+        return None if ep["ground_truth"] is None else float(ep["text"] == ep["ground_truth"])
+
+    stack = RewardStack(
+        components=[
+            Component("exact", exact),
+            Component("short", lambda ep: float(len(ep["text"]) < 3)),
+        ],
+        version="gdpo-demo",
+    )
+    answers = [("4", "4"), ("5", "4"), ("4", None), ("long answer", "4")]
+
+    def advantages(none_score: float) -> Any:
+        f = make_compute_score(stack, none_score=none_score)
+        rows = [f("d", a, g, {}) for a, g in answers]
+        assert [r["masked/exact"] for r in rows] == [0.0, 0.0, 1.0, 0.0]
+        n, width = len(rows), 4
+        batch = {
+            "prompts": torch.zeros((n, 2), dtype=torch.long),
+            "attention_mask": torch.ones((n, 2 + width), dtype=torch.long),
+        }
+        keys = ["reward/exact", "reward/short"]
+        non_tensor = {k: np.array([r[k] for r in rows], dtype=object) for k in keys}
+        config = OmegaConf.create({"gdpo_reward_keys": keys})
+        adv, _ = compute_gdpo_outcome_advantage(
+            token_level_rewards=torch.zeros((n, width)),
+            response_mask=torch.ones((n, width)),
+            index=np.array(["g"] * n, dtype=object),
+            config=config,
+            non_tensor_batch=non_tensor,
+            batch=batch,
+        )
+        return adv[:, -1]
+
+    a0, a1 = advantages(0.0), advantages(1.0)
+    assert not torch.allclose(a0, a1)  # the stand-in for "cannot score" moved every advantage
