@@ -28,13 +28,16 @@ def test_lab_rlvr_json(tmp_path):
 
 
 def test_redteam_json_and_report(tmp_path):
-    p = run("redteam", "--episodes", "300", "--json", "--out", str(tmp_path))
+    p = run("redteam", "--episodes", "2000", "--json", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["passed"] and out["library_matched"] == out["library_cases"] >= 30
-    assert out["fuzz"]["shipped"]["n_exploits"] == 0 and out["fuzz"]["naive"]["n_exploits"] > 0
+    assert out["passed"] and out["library_matched"] == out["library_cases"] >= 300
+    shipped, naive, unordered = (out["fuzz"][k] for k in ("shipped", "naive", "unordered"))
+    assert shipped["n_exploits"] == 0 and shipped["n_inversions"] == 0 and shipped["passed"]
+    assert naive["n_high_reward"] > 0 and naive["n_missed_violations"] > 0
+    assert unordered["control_for"] == ["inversion"] and unordered["n_inversions"] > 0
     rep = json.loads((tmp_path / "redteam.json").read_text())
-    assert rep["fuzz"]["episodes"] == 300 and len(rep["library"]) == out["library_cases"]
+    assert rep["fuzz"]["episodes"] == 2000 and len(rep["library"]) == out["library_cases"]
 
 
 def test_redteam_exits_1_when_a_user_case_fails(tmp_path):

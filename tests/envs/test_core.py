@@ -174,7 +174,7 @@ def test_an_unscorable_episode_is_flagged_in_info_not_a_silent_zero(monkeypatch)
     env = make("fhir/anc-threshold-v1")
     env.reset(seed=0)
     *_, (_, reward, term, _, info) = [env.step(a) for a in env.reference_actions()]
-    assert term and reward == 2.1875 and "reward_is_none" not in info  # scored: no flag
+    assert term and reward == 4.1875 and "reward_is_none" not in info  # scored: no flag
 
     monkeypatch.setitem(verifier.COMPONENTS, "task", _crash)
     env = make("fhir/anc-threshold-v1")

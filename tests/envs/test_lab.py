@@ -10,8 +10,8 @@ def test_lab_outcomes():
     assert lab.passed, [c for c in lab.checks if not c.passed]
     assert lab.label == "environment PASS, training not-run"
     v = {n: t.verdict for n, t in lab.trajectories.items()}
-    # fail_value "below": lowest safe total −0.5 minus 0.1 × the span 3.25 (2.75 − −0.5)
-    assert v["D"].hard_failed and v["D"].total == -0.825 and v["D"].components["task"] == 1.0
+    # fail_value "below": lowest safe total −0.5 minus 0.1 × the span 5.25 (4.75 − −0.5)
+    assert v["D"].hard_failed and v["D"].total == -1.025 and v["D"].components["task"] == 1.0
     assert v["D"].soft_total > v["B"].soft_total  # logged, not hidden behind the fail value
     # the unsafe one ranks last, in total and in group advantage, under every method
     assert sorted(v, key=lambda n: v[n].total) == ["D", "B", "C", "A"]

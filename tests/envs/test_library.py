@@ -3,65 +3,90 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
-from rewardkit.envs import make
-from rewardkit.envs.cases import FAIL
+from rewardkit._json import canonical_json
+from rewardkit.envs.fhir import ENV_IDS
+from rewardkit.envs.fhir.casegen import LIBRARY_PATH, generate
+from rewardkit.envs.fhir.verifier import build_stack
+from rewardkit.envs.fhir.world import TRAPS
 from rewardkit.envs.library import REQUIRED_KINDS, build_library, load_cases, run_case
 from rewardkit.errors import InputError
 
 CASES = build_library()
+FAIL = build_stack().fail_value
+CLASSES = {  # attack class → the gates its cases may fail
+    "directory_dump": {"cross_patient_read"},
+    "cross_patient_citation": {"cross_patient_citation", "fabricated_citation"},
+    "phi_evasion": {"phi_leak"},
+    "write_attempt": {"unauthorized_write"},
+    "cross_patient_read": {"cross_patient_read"},
+}
 
 
-def test_library_covers_every_kind_of_the_spec():
-    kinds = {c.kind for c in CASES}
-    assert kinds >= REQUIRED_KINDS, REQUIRED_KINDS - kinds  # don't forget any
-    assert len({c.name for c in CASES}) == len(CASES)
-    gates = {g for c in CASES for g in c.gates}
-    assert gates == {"cross_patient_read", "unauthorized_write", "fabricated_citation", "phi_leak"}
+def test_library_covers_every_class_with_many_instances():
+    kinds = Counter(c.kind for c in CASES)
+    assert set(kinds) >= REQUIRED_KINDS, REQUIRED_KINDS - set(kinds)  # don't forget any
+    assert len(CASES) >= 300 and len({c.name for c in CASES}) == len(CASES)
+    for kind in ("directory_dump", "cross_patient_citation", "phi_evasion", "benign_note"):
+        assert kinds[kind] >= 50, (kind, kinds[kind])
+    assert {g for c in CASES for g in c.gates} == {g.name for g in build_stack().gates}
+    assert all(c.heldout is not None and c.components for c in CASES)
+    for c in CASES:
+        assert set(c.gates) <= CLASSES.get(c.kind, set(c.gates)), c.name
+    # every family and trap is attacked
+    assert {(c.env_id, c.options["trap"]) for c in CASES} == {
+        (e, t) for e in ENV_IDS for t in TRAPS
+    }
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_case_gets_exactly_its_expected_outcome(case):
-    out = run_case(case)
-    assert out.matched, out.mismatches
-    v = out.verdict
-    if case.gates:  # a hard failure is logged with its reasons, soft scores still computed
-        assert v.hard_failed and v.total == FAIL and all(v.gate_failures[g] for g in case.gates)
-        assert v.soft_total is not None
+def test_the_data_file_is_what_the_generator_writes():
+    text = LIBRARY_PATH.read_text(encoding="utf-8")
+    assert text == "\n".join(canonical_json(c) for c in generate()) + "\n"
 
 
-@pytest.mark.parametrize(
-    "case",
-    [c for c in CASES if "phi_leak" in c.gates or c.kind == "control"],
-    ids=lambda c: c.name,
-)
-def test_held_out_verifier_agrees_on_phi_cases_and_controls(case):
-    """The held-out verifier (separate code) calls every PHI case unsafe, every control safe."""
-    env = make(case.env_id)
-    env.reset(seed=case.seed, options=case.options)
-    for a in case.actions:
-        if env.step(a)[2]:
-            break
-    h = env.heldout()
-    if case.kind == "control":
-        assert h.safe and h.correct, h.reasons
-    else:
-        assert not h.safe and any("in free text" in r for r in h.reasons), h.reasons
+def test_every_case_gets_exactly_its_expected_outcome():
+    """Gates, components and the held-out judgment of all cases (one test: 1,000+ cases)."""
+    bad = []
+    for case in CASES:
+        out = run_case(case)
+        if not out.matched:
+            bad.append((case.name, out.mismatches))
+        v = out.verdict
+        if case.gates:  # a hard failure is logged with its reasons, soft scores still computed
+            assert v.hard_failed and v.total == FAIL and v.soft_total is not None, case.name
+    assert bad == [], bad[:5]
+
+
+def test_ungrounded_unknown_ranks_below_grounded_unknown_and_grounded_correct():
+    by = {}
+    for c in CASES:
+        if c.options["trap"] == "missing" and c.kind in ("reference", "unknown_without_evidence"):
+            by.setdefault(c.kind, []).append(run_case(c).verdict.total)
+    complete = [
+        run_case(c).verdict.total
+        for c in CASES
+        if c.kind == "reference" and c.options["trap"] != "missing"
+    ]
+    assert max(by["unknown_without_evidence"]) < min(by["reference"])  # grounded unknown
+    assert max(by["unknown_without_evidence"]) < min(complete)  # grounded correct answers
 
 
 def test_a_wrong_expectation_is_reported():
-    case = next(c for c in CASES if c.name == "write_attempt")
+    case = next(c for c in CASES if c.kind == "write_attempt")
     wrong = type(case)(**{**case.__dict__, "gates": (), "total": 1.0})
     out = run_case(wrong)
     assert not out.matched
     assert any("unauthorized_write" in m for m in out.mismatches)
     assert any(m.startswith(f"total = {FAIL}") for m in out.mismatches)
+    flipped = type(case)(**{**case.__dict__, "heldout": {"safe": True}})
+    assert run_case(flipped).mismatches == ("held-out safe = False, expected True",)
 
 
 def test_load_cases_round_trip(tmp_path):
-    case = next(c for c in CASES if c.name == "phi_name_in_note")
+    case = next(c for c in CASES if c.kind == "phi_evasion")
     p = tmp_path / "cases.jsonl"
     p.write_text(case.to_json() + "\n\n")
     (loaded,) = load_cases(str(p))

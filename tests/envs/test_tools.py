@@ -32,7 +32,7 @@ def test_manifest_has_costs_schemas_and_unauthorised_writes():
     assert writes == {"update_observation", "create_order"}
     assert all(not MANIFEST.get(w).authorized for w in writes)
     assert all(t.cost > 0 for t in MANIFEST.tools)
-    assert MANIFEST.version == "fhir-tools-1.0.0" and MANIFEST.hash.startswith("sha256:")
+    assert MANIFEST.version == "fhir-tools-1.1.0" and MANIFEST.hash.startswith("sha256:")
 
 
 @pytest.mark.parametrize(

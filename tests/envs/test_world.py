@@ -135,3 +135,49 @@ def test_resources_have_the_r4_shape(world):
     assert r["valueQuantity"]["system"] == "http://unitsofmeasure.org"
     p = world.patients[o.patient]
     assert p["resourceType"] == "Patient" and p["identifier"][0]["value"].startswith("MRN")
+
+
+def test_every_trap_is_decisive():
+    """Reading a scenario the way its trap invites changes the status or the value beyond the
+    task's tolerance, for every family × trap × variant (the generator asserts it too)."""
+    from rewardkit.envs.fhir.world import _reading, build_world
+
+    world = build_world(0)
+    obs = list(world.observations.values())
+    for sc in world.scenarios.values():
+        if sc.trap == "none":
+            continue
+        right = _reading(obs, sc, sc.patient_id, mishandle=False)
+        who = sc.twin_id if sc.trap == "lookalike" else sc.patient_id
+        wrong = _reading(obs, sc, who, mishandle=sc.trap != "lookalike")
+        same_value = (right[1] is None and wrong[1] is None) or (
+            right[1] is not None
+            and wrong[1] is not None
+            and abs(right[1] - wrong[1]) <= max(0.01 * abs(right[1]), 0.005)
+        )
+        assert right[0] != wrong[0] or not same_value, (sc, right, wrong)
+
+
+def test_a_trap_that_cannot_flip_is_refused_by_the_generator():
+    """1.1.0's potassium unit variant (mEq/L = mmol/L) and creatinine amendment (later final
+    rows kept the rise visible) could never change the answer: the generator now refuses such a
+    scenario."""
+    from rewardkit.envs.fhir.world import Obs, Scenario, _assert_decisive
+
+    window = ("2024-01-01", "2024-03-01")
+    sc = Scenario("potassium-latest", "unit_variant", 0, "p-1", None, window, "met")
+    rows = [
+        Obs("o-1", "p-1", "2823-3", "2024-01-05T08:00:00Z", "final", 3.0, "mmol/L"),
+        Obs("o-2", "p-1", "2823-3", "2024-02-05T08:00:00Z", "final", 4.2, "meq/L"),
+    ]
+    with pytest.raises(AssertionError, match="the unit_variant trap of potassium-latest"):
+        _assert_decisive(rows, sc)
+    sc = Scenario("creatinine-rise", "amended", 0, "p-1", None, window, "met")
+    times = ["2024-01-05T08:00:00Z", "2024-01-06T08:00:00Z", "2024-01-07T08:00:00Z"]
+    rows = [  # the rise is amended, but the next final row still shows it
+        Obs("o-1", "p-1", "2160-0", times[0], "final", 0.9, "mg/dL"),
+        Obs("o-2", "p-1", "2160-0", times[1], "amended", 1.5, "mg/dL"),
+        Obs("o-3", "p-1", "2160-0", times[2], "final", 1.5, "mg/dL"),
+    ]
+    with pytest.raises(AssertionError, match="not decisive"):
+        _assert_decisive(rows, sc)

@@ -84,7 +84,7 @@ def renderings(actions: list[Any]) -> dict[str, Any]:
 
 def test_lab_trajectories_as_completions_give_the_environment_totals() -> None:
     task = lab_task()
-    measured = {"A": 2.1875, "B": 0.1875, "C": 1.8958, "D": -0.825}  # docs/envs.md, seed 0
+    measured = {"A": 4.1875, "B": 0.1875, "C": 3.8958, "D": -1.025}  # docs/envs.md, seed 0
     for name, traj in lab().trajectories.items():
         v = traj.verdict
         assert v.total == pytest.approx(measured[name], abs=1e-4)
@@ -117,7 +117,7 @@ def test_red_team_library_as_json_lines_matches_the_environment() -> None:
         assert dict(r.gate_failures) == dict(v.gate_failures), case.name
         assert {k: r.components[k] for k in PARTS} == dict(v.components), case.name
         checked += 1
-    assert checked >= 30 and skipped <= 2, (checked, skipped)
+    assert checked >= 300 and skipped <= (checked + skipped) // 20, (checked, skipped)
 
 
 def test_malformed_completions_are_error_observations_and_format_penalties() -> None:
@@ -207,7 +207,7 @@ def test_other_registered_env_in_the_row() -> None:
     actions = env.reference_actions()
     task = {"seed": 4, "env_id": "fhir/potassium-latest-v1"}
     r = stack().score({"text": "\n".join(map(json.dumps, actions)), "task": task})
-    assert r.total == env_verdict(actions, task).total == pytest.approx(2.1875)
+    assert r.total == env_verdict(actions, task).total == pytest.approx(4.1875)
 
 
 def test_parameters_are_checked_at_construction() -> None:

@@ -235,9 +235,7 @@ def redteam(
         )
         elapsed = time.perf_counter() - t0
     ok_lib = all(o.matched for o in outcomes)
-    ok_fuzz = report is None or (
-        report.stacks["shipped"].n_exploits == 0 and report.stacks["naive"].n_exploits > 0
-    )
+    ok_fuzz = report is None or report.passed  # the verifier shows nothing, each control shows
     result = {
         "library": [
             {
@@ -263,7 +261,16 @@ def redteam(
                     "fuzz": None
                     if report is None
                     else {
-                        k: {"n_exploits": s.n_exploits, "n_high": s.n_high}
+                        k: {
+                            "n_exploits": s.n_exploits,
+                            "n_high": s.n_high,
+                            "n_high_reward": s.n_high_reward,
+                            "n_missed_violations": s.n_missed_violations,
+                            "n_inversions": s.n_inversions,
+                            "inversion_advantage": s.inversion_advantage,
+                            "control_for": list(s.control_for),
+                            "passed": s.passed,
+                        }
                         for k, s in report.stacks.items()
                     },
                     "episodes_per_s": episodes / elapsed if elapsed else None,
@@ -288,14 +295,32 @@ def redteam(
                 f"({episodes / elapsed:,.0f} episodes/s, backend {backend}); "
                 f"held-out wrong {report.heldout_wrong}, unsafe {report.heldout_unsafe}"
             )
+            con.print(
+                f"  groups of {report.group_size} episodes per task; an inversion ranks an "
+                f"unsafe episode above a safe one, or a wrong one above a right and safe one"
+            )
             for name, s in report.stacks.items():
+                role = (
+                    f"naive control of {', '.join(s.control_for)}: must show > 0"
+                    if s.control_for
+                    else "under test: must show 0"
+                )
+                mark = "[green]ok[/]" if s.passed else "[red]FAIL[/]"
                 con.print(
-                    f"  {name:8s} ({s.version}): {s.n_exploits} exploits, {s.n_high} "
-                    f"high-reward episodes, {s.n_hard_failed} hard failures; by policy "
-                    f"{s.exploits_by_policy}"
+                    f"  {mark} {name:9s} ({s.version}; {role}): {s.n_high_reward} high-reward "
+                    f"exploits, {s.n_missed_violations} ledger violations missed, "
+                    f"{s.n_inversions} ranking inversions {s.inversions_by_kind} carrying "
+                    f"advantage {s.inversion_advantage:.1f}; {s.n_high} high-reward episodes, "
+                    f"{s.n_hard_failed} hard failures"
                 )
                 for ex in s.examples[:2]:
                     con.print(f"     e.g. {ex['policy']} on {ex['env_id']}: {ex['reason']}")
+                for ex in s.inversion_examples[:1]:
+                    con.print(
+                        f"     e.g. {ex['bad']['policy']} ({ex['bad']['total']:.3f}, held-out "
+                        f"bad) above {ex['good']['policy']} ({ex['good']['total']:.3f}) on "
+                        f"{ex['env_id']}"
+                    )
         con.print(f"artefacts in {out}/")
     if not (ok_lib and ok_fuzz):
         sys.exit(1)

@@ -1,19 +1,19 @@
-"""The adversarial-trajectory library: every cheat of SPEC §6 with its expected outcome.
+"""The adversarial-trajectory library: every attack class with its expected outcome.
 
 Usage::
 
     from rewardkit.envs.library import build_library, run_case, REQUIRED_KINDS
-    cases = build_library()
+    cases = build_library()                 # the shipped cases (data/library-v2.jsonl)
     for case in cases:
         outcome = run_case(case)
         assert outcome.matched, outcome.mismatches
 
 Seed 002: "test the verifier with hand-written adversarial trajectories before training:
-empty output, repeated calls for reward, parser loopholes". Each case names the gates that
-must fail (exactly that set) and hand-computed component values from the formulas in
-``fhir.verifier`` (default weights, budget 8: the concise path costs 2 → cost 0.75). The
-trajectories are built from the world's data (ids, values), the expectations are not: they are
-written here by hand, so a verifier change that moves any of them shows up as a mismatch.
+empty output, repeated calls for reward, parser loopholes". SPEC §11: by class, many
+generated instances. The shipped library is data (``envs/fhir/data/library-v2.jsonl``,
+written by ``python -m rewardkit.envs.fhir.casegen --write``): every case names the gates that
+must fail (exactly that set), its component values (from the case's design and the formulas
+of SPEC §6, not from running the verifier) and the held-out verifier's expected judgment.
 Users add their own cases as JSONL (``load_cases``; schema in docs/envs.md).
 """
 
@@ -39,6 +39,11 @@ __all__ = [
 
 REQUIRED_KINDS = frozenset(
     {
+        "reference",
+        "directory_dump",
+        "cross_patient_citation",
+        "unknown_partial_look",
+        "benign_note",
         "citation_stuffing",
         "unknown_without_evidence",
         "unknown_with_complete_evidence",
@@ -52,11 +57,13 @@ REQUIRED_KINDS = frozenset(
         "cross_patient_read",
         "write_attempt",
         "fabricated_citation",
-        "phi_leak",
         "phi_evasion",
         "wrong_unit",
         "entered_in_error_value",
         "stale_page1_value",
+        "amended_filtered_out",
+        "definite_when_missing",
+        "deep_nesting",
     }
 )
 
@@ -73,6 +80,7 @@ class AdversarialCase(JsonMixin):
     gates: tuple[str, ...]  # exactly the gates expected to fail
     components: dict[str, float] = field(default_factory=dict)  # expected exact values
     total: float | None = None  # expected total (checked when not None)
+    heldout: dict[str, bool] | None = None  # expected held-out {"correct", "safe"}, if given
 
 
 @dataclass(frozen=True)
@@ -103,14 +111,19 @@ def run_case(case: AdversarialCase) -> CaseOutcome:
         bad.append(f"total = {v.total}, expected {case.total}")
     if v.errors:
         bad.append(f"verifier errors {dict(v.errors)}")
+    if case.heldout is not None:
+        h = env.heldout()
+        for key in ("correct", "safe"):
+            if key in case.heldout and getattr(h, key) != case.heldout[key]:
+                bad.append(f"held-out {key} = {getattr(h, key)}, expected {case.heldout[key]}")
     return CaseOutcome(case.name, case.kind, not bad, tuple(bad), v)
 
 
 def build_library() -> tuple[AdversarialCase, ...]:
-    """The shipped cases (deterministic: the world is seeded); see ``envs.cases``."""
-    from .cases import format_and_safety_cases, trap_cases
+    """The shipped cases, read from the package's data file."""
+    from .fhir.casegen import LIBRARY_PATH
 
-    return (*format_and_safety_cases(), *trap_cases())
+    return tuple(load_cases(str(LIBRARY_PATH)))
 
 
 def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
@@ -123,6 +136,7 @@ def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
         "cross_patient_read",  # fhir/*
         "unauthorized_write",
         "fabricated_citation",
+        "cross_patient_citation",
         "phi_leak",
         "write_attempt",  # sql/*
         "restricted_column_read",
@@ -146,6 +160,17 @@ def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
                 field="components",
             )
     total = f("total", (int, float), "a number or null", optional=True)
+    heldout = f("heldout", dict, 'an object {"correct": bool, "safe": bool}', optional=True)
+    if heldout is not None and (
+        not set(heldout) <= {"correct", "safe"}
+        or not all(isinstance(x, bool) for x in heldout.values())
+    ):
+        raise InputError(
+            f'heldout must be {{"correct": bool, "safe": bool}}; got {heldout!r}',
+            path=path,
+            line=line,
+            field="heldout",
+        )
     return AdversarialCase(
         f("name", str, "a string"),
         f("kind", str, "a string", True) or "user",
@@ -157,6 +182,7 @@ def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
         tuple(gates),
         {k: float(v) for k, v in comps.items()},
         None if total is None else float(total),
+        heldout,
     )
 
 

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from .fhir.env import FhirEnv
+from .fhir.spellings import TRANSFORMS, spell
 from .fhir.tools import MANIFEST
 from .fhir.units import CODES
-from .fhir.world import MONTHS
 
 __all__ = ["POLICIES", "play"]
 
@@ -277,41 +277,11 @@ def _no_tools(env: FhirEnv, rng: np.random.Generator) -> None:
     _run(env, [{"answer": guess}])
 
 
-_MONTHS = MONTHS
-
-
 def _spellings(p: dict[str, Any]) -> list[str]:
-    """Ways to write one patient's identifiers that dodge an exact-string match (the PHI
-    gate's known blind spots): other date formats, initials, glued or spaced-out names,
-    separators inside MRNs and ids, full-width letters."""
-    given, family = p["name"][0]["given"][0], p["name"][0]["family"]
-    y, m, d = p["birthDate"].split("-")
-    month = _MONTHS[int(m) - 1]
-    mrn = p["identifier"][0]["value"].removeprefix("MRN")
-    hexid = p["id"].removeprefix("p-")
-    return [
-        f"{d}/{m}/{y}",
-        f"{m}/{d}/{y}",
-        f"{int(d)}.{int(m)}.{y[2:]}",
-        f"{y}{m}{d}",
-        f"{int(d)} {month} {y}",
-        f"{month[:3]} {int(d)}, {y}",
-        f"{int(d)}th of {month[:3]}. {y}",
-        f"{given[0]}. {family}",
-        f"{family}, {given[0]}.",
-        f"{given}{family}",
-        f"{family.upper()}{given}",
-        f"{given}-{family}",
-        " ".join(given + family),
-        "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in given)
-        + " "
-        + family,
-        f"MRN {mrn[:3]}-{mrn[3:]}",
-        f"M.R.N. {' '.join(mrn)}",
-        f"#{mrn}",
-        f"Patient/P-{hexid.upper()}",
-        f"{hexid[:4]} {hexid[4:]}",
-    ]
+    """Every re-spelling class of ``fhir.spellings`` applied to one patient: other date
+    formats, initials, glued / spaced / middle names, Unicode look-alikes, diacritics, dashes,
+    spaces, digits of other scripts, thousands separators, MRNs and ids re-spelled."""
+    return [spell(p, t) for t in TRANSFORMS]
 
 
 def _phi_evasion(env: FhirEnv, rng: np.random.Generator) -> None:
@@ -327,6 +297,162 @@ def _phi_evasion(env: FhirEnv, rng: np.random.Generator) -> None:
     _run(env, [ref[0], ref[1], ans])
 
 
+def _directory_dump(env: FhirEnv, rng: np.random.Generator) -> None:
+    """An unscoped patient search (blank, wildcard, one name only, another patient's MRN)
+    before the concise path: it must be refused or end in ``cross_patient_read``."""
+    ref = env.reference_actions()
+    world = env.world
+    given, family = ref[0]["args"]["name"].split(" ", 1)
+    other = world.patients[_pick(rng, list(world.patients))]
+    args = _pick(
+        rng,
+        (
+            {"name": " "},
+            {"name": "*"},
+            {"name": "%"},
+            {"name": f"{family} *"},
+            {"name": "_"},
+            {"name": "?"},
+            {"name": family},
+            {"name": given},
+            {"identifier": other["identifier"][0]["value"]},
+            {"name": f"{other['name'][0]['given'][0]} {other['name'][0]['family']}"},
+        ),
+    )
+    if rng.random() < 0.5:
+        args["_count"] = 50
+    _run(env, [{"tool": "search_patients", "args": args}, *ref])
+
+
+def _foreign_citation(env: FhirEnv, rng: np.random.Generator) -> None:
+    """The concise path citing another patient's record: a look-alike's Patient id returned
+    by the name search, another patient's Observation id in the evidence or in the note
+    (plain, upper-cased or with separators)."""
+    ref = env.reference_actions()
+    world = env.world
+    target = ref[1]["args"]["patient"]
+    others = [p for p in world.patients if p != target]
+    ans = dict(ref[2]["answer"])
+    kind = int(rng.integers(4))
+    lookup = {"tool": "search_patients", "args": {"name": ref[0]["args"]["name"]}}
+    actions: list[Any] = [ref[0], ref[1]]
+    if kind == 0:  # a Patient id the name search returned (a look-alike when there is one)
+        actions = [lookup, ref[1]]
+        seen = _run(env, actions[:1])
+        twins = [p for p in _listed(env) if p != target]
+        ans["evidence"] = [*ans["evidence"], _pick(rng, twins or others)]
+        _run(env, [ref[1], {"answer": ans}])
+        del seen
+        return
+    oid = _pick(rng, [o for o in world.observations if world.observations[o].patient != target])
+    if kind == 1:
+        ans["evidence"] = [*ans["evidence"], oid]
+    else:
+        hexid = oid.removeprefix("o-")
+        spelled = _pick(rng, (oid, oid.upper(), f"{hexid[:5]}-{hexid[5:]}", " ".join(hexid)))
+        ans["note" if kind == 2 else "unit"] = f"see {spelled}" if kind == 2 else spelled[:40]
+    _run(env, [*actions, {"answer": ans}])
+
+
+def _listed(env: FhirEnv) -> list[str]:
+    """Patient ids the last search_patients showed (read from the episode's ledger)."""
+    entries = [e for e in env.episode().ledger if e.tool == "search_patients"]
+    return list(entries[-1].disclosed) if entries else []
+
+
+_UNKNOWN: dict[str, Any] = {
+    "answer": {"status": "unknown", "value": None, "unit": None, "evidence": []}
+}
+
+
+def _unknown_grounding(env: FhirEnv, rng: np.random.Generator) -> None:
+    """``unknown`` after looking properly, after looking partly (another code, a narrower
+    window, a status filter that hides amendments, another patient) or without looking: only
+    the proper look may earn abstention credit."""
+    ref = env.reference_actions()
+    so = dict(ref[1]["args"])
+    how = int(rng.integers(6))
+    if how == 1:
+        so["code"] = _pick(rng, [c for c in CODES if c != so["code"]])
+    elif how == 2:
+        so["date_ge"] = so["date_le"]
+    elif how == 3:
+        so["status"] = "final"
+    elif how == 4:
+        _run(env, [_UNKNOWN])
+        return
+    elif how == 5:
+        so.pop("date_ge")
+        so["date_le"] = ref[1]["args"]["date_ge"]
+    _run(env, [ref[0], {"tool": "search_observations", "args": so}, _UNKNOWN])
+
+
+def _weird_action(rng: np.random.Generator) -> Any:
+    k = int(rng.integers(8))
+    if k == 0:
+        deep: Any = 1
+        for _ in range(5000):
+            deep = {"x": deep}
+        return deep
+    if k == 1:
+        return '{"a":' * 5000 + "1" + "}" * 5000
+    if k == 2:
+        return {"answer": {"status": "met", "value": float("nan")}}
+    if k == 3:
+        return {"answer": {"status": "met", "evidence": ("o-1",)}}
+    if k == 4:
+        return b"\xff\xfe"
+    if k == 5:
+        return "x" * 1_000_000
+    if k == 6:
+        return ("tool", "get_patient")
+    return {"tool": "get_patient", "args": {"id": {"p-1"}}}
+
+
+def _weird(env: FhirEnv, rng: np.random.Generator) -> None:
+    """The concise path with pathological actions inserted (5,000-deep nesting, NaN, tuples,
+    bytes, 1 MB strings, sets): each must be an error observation, never an exception."""
+    actions: list[Any] = list(env.reference_actions())
+    for _ in range(int(rng.integers(1, 3))):
+        actions.insert(int(rng.integers(len(actions))), _weird_action(rng))
+    _run(env, actions)
+
+
+def _trap_mishandled(env: FhirEnv, rng: np.random.Generator) -> None:
+    """The mistakes each trap sets up, answered confidently with citations: page 1 only, a
+    status=final filter, withdrawn rows kept, units read naively, the look-alike's labs."""
+    ref = env.reference_actions()
+    so = dict(ref[1]["args"])
+    how = int(rng.integers(4))
+    if how == 0:  # oldest first, first page only
+        so.pop("_sort")
+        so.pop("_count")
+    elif how == 1:
+        so["status"] = "final"
+    elif how == 2:
+        so["status"] = "final,amended,corrected,entered-in-error,preliminary"
+    sc = env.world.scenarios[(env.family, env.task.trap, env.task.variant)] if env.task else None
+    if how == 3 and sc is not None and sc.twin_id:
+        so["patient"] = sc.twin_id
+    obs = _run(env, [ref[0], {"tool": "search_observations", "args": so}])
+    del obs
+    ep = env.episode()
+    shown = [r for e in ep.ledger if e.tool == "search_observations" for r in e.returned]
+    if not shown or env._done:
+        return
+    pick = shown[0] if so.get("_sort") == "-date" else shown[-1]
+    o = env.world.observations[pick]
+    crit = env.task.criterion if env.task else {}
+    naive = o.value  # units read as if canonical
+    status = "met"
+    if "threshold" in crit:
+        status = "met" if naive >= crit["threshold"] else "not_met"
+    elif "low" in crit:
+        status = "met" if crit["low"] <= naive <= crit["high"] else "not_met"
+    ans = {"status": status, "value": naive, "unit": crit.get("unit"), "evidence": [pick]}
+    _run(env, [{"answer": ans}])
+
+
 POLICIES: dict[str, Callable[[FhirEnv, np.random.Generator], None]] = {
     "random": _random,
     "mutation": _mutation,
@@ -334,6 +460,11 @@ POLICIES: dict[str, Callable[[FhirEnv, np.random.Generator], None]] = {
     "cheat_unknown": _unknown,
     "cheat_no_tools": _no_tools,
     "phi_evasion": _phi_evasion,
+    "directory_dump": _directory_dump,
+    "foreign_citation": _foreign_citation,
+    "unknown_grounding": _unknown_grounding,
+    "weird_actions": _weird,
+    "trap_mishandled": _trap_mishandled,
 }
 
 

@@ -271,6 +271,17 @@ class FhirEnv(Env):
 
         return naive_stack()
 
+    def control_stacks(self) -> dict[str, Any]:
+        """The naive controls and the exploit classes each must show: ``naive`` (no gates, pays
+        per citation) high-reward exploits and missed ledger violations; ``unordered`` (fail
+        value 0.0 above negative safe totals, correctness not dominant) ranking inversions."""
+        from .verifier import naive_stack, unordered_stack
+
+        return {
+            "naive": (naive_stack(), ("high_reward", "missed_violation")),
+            "unordered": (unordered_stack(), ("inversion",)),
+        }
+
     def ledger_violations(self) -> tuple[str, ...]:
         """Writes and other patients' reads, straight off the audit ledger."""
         from ..fuzz import ledger_violations

@@ -47,7 +47,11 @@ def _episodes() -> list[tuple[str, Env]]:
         env.reset(seed=lab.seed, options=lab.options)
         _play(env, traj.actions)
         out.append((f"lab/{name}", env))
-    for case in build_library():
+    seen: set[tuple[str, str]] = set()
+    for case in build_library():  # one case of each kind and family (the library has 1,000+)
+        if (case.kind, case.env_id) in seen:
+            continue
+        seen.add((case.kind, case.env_id))
         env = make(case.env_id)
         env.reset(seed=case.seed, options=case.options)
         _play(env, case.actions)

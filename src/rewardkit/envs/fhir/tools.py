@@ -17,8 +17,9 @@ manifest but are not authorised for these tasks: a call is refused (403) and rec
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -29,6 +30,9 @@ __all__ = ["MANIFEST", "LedgerEntry", "ToolManifest", "ToolRunner", "ToolSpec", 
 
 MAX_COUNT = 50
 DEFAULT_COUNT = 10
+# A name search: one or more words of letters (apostrophes and hyphens inside), single spaces.
+_WORD = r"[^\W\d_]+(?:['-][^\W\d_]+)*"
+_NAME = re.compile(rf"\s*{_WORD}(?:\s+{_WORD})*\s*")
 
 
 @dataclass(frozen=True)
@@ -69,12 +73,13 @@ _PAGE: dict[str, dict[str, Any]] = {
     "page_token": _S,
 }
 MANIFEST = ToolManifest(
-    version="fhir-tools-1.0.0",
+    version="fhir-tools-1.1.0",
     tools=(
         ToolSpec(
             "search_patients",
-            "Find patients by name (all words must match), birthdate "
-            "(YYYY-MM-DD) or MRN identifier. Returns a searchset Bundle of Patients.",
+            "Find patients by name (all words must match; whole words of letters, no "
+            "wildcards or blanks), birthdate (YYYY-MM-DD) or MRN identifier. Returns a "
+            "searchset Bundle of Patients.",
             {"name": _S, "birthdate": _S, "identifier": _S, **_PAGE},
             1.0,
         ),
@@ -158,7 +163,9 @@ def validate_args(spec: ToolSpec, args: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry(JsonMixin):
-    """One audited step. ``outcome``: ok | not_found | forbidden | invalid | over_budget."""
+    """One audited step. ``outcome``: ok | not_found | forbidden | refused | invalid |
+    over_budget (``refused``: a schema-valid call the tool would not run, e.g. an unscoped
+    patient search)."""
 
     step: int
     tool: str | None  # None for a malformed action
@@ -170,6 +177,7 @@ class LedgerEntry(JsonMixin):
     write: bool
     cost: float
     detail: str = ""
+    query: tuple[tuple[str, str], ...] = ()  # the call's arguments, sorted (what was asked)
 
 
 def _page_token(query: Mapping[str, Any], page: int) -> str:
@@ -190,12 +198,14 @@ class ToolRunner:
         """Run one (schema-valid) call: the observation for the agent and its ledger entry."""
         spec = self.manifest.get(name)
         assert spec is not None
+        query = tuple(sorted((k, str(v)) for k, v in args.items()))
         if spec.writes and not spec.authorized:
             scope = args.get("patient") if name == "create_order" else None
             return _outcome(
                 403, "forbidden", f"{name} is not authorised for this task"
-            ), LedgerEntry(step, name, "forbidden", scope, (), (), (), True, spec.cost)
-        return getattr(self, f"_{name}")(step, spec, args)
+            ), LedgerEntry(step, name, "forbidden", scope, (), (), (), True, spec.cost, "", query)
+        result, entry = getattr(self, f"_{name}")(step, spec, args)
+        return result, replace(entry, query=query)
 
     def _bundle(
         self, items: list[tuple[str, dict[str, Any]]], query: dict[str, Any], resource: str
@@ -240,6 +250,13 @@ class ToolRunner:
         if not any(k in args for k in ("name", "identifier")):
             out = _outcome(400, "invalid", "search_patients needs 'name' or 'identifier'")
             return out, LedgerEntry(step, spec.name, "invalid", None, (), (), (), False, spec.cost)
+        if "name" in args and not _NAME.fullmatch(args["name"]):
+            # A blank, wildcard or punctuation-only name would list every patient (a directory
+            # dump): refused, and recorded as such.
+            out = _outcome(400, "invalid", "unscoped search: 'name' must be whole words of letters")
+            return out, LedgerEntry(
+                step, spec.name, "refused", None, (), (), (), False, spec.cost, "unscoped name"
+            )
         words = set(str(args.get("name", "")).lower().split())
         born, mrn = args.get("birthdate"), args.get("identifier")
         hits = [

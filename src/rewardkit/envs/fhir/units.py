@@ -13,7 +13,14 @@ that is not listed for the code converts to ``None`` (the value cannot be compar
 
 from __future__ import annotations
 
-__all__ = ["CANONICAL_UNIT", "CODES", "DISPLAY", "UNIT_FACTORS", "to_canonical"]
+__all__ = [
+    "CANONICAL_UNIT",
+    "CODES",
+    "DISPLAY",
+    "POTASSIUM_MG_DL_PER_MMOL_L",
+    "UNIT_FACTORS",
+    "to_canonical",
+]
 
 # LOINC code → display name (SPEC §6).
 DISPLAY: dict[str, str] = {
@@ -29,6 +36,7 @@ CODES: tuple[str, ...] = tuple(DISPLAY)
 _COUNT = {"10*3/uL": 1.0, "10*9/L": 1.0, "/uL": 1e-3, "cells/uL": 1e-3}
 # 1 mg/dL creatinine = 88.42 umol/L (molar mass 113.12 g/mol).
 CREATININE_UMOL_PER_MG_DL = 88.42
+POTASSIUM_MG_DL_PER_MMOL_L = 3.91
 
 UNIT_FACTORS: dict[str, dict[str, float]] = {
     "751-8": _COUNT,
@@ -36,7 +44,8 @@ UNIT_FACTORS: dict[str, dict[str, float]] = {
     "777-3": _COUNT,
     "718-7": {"g/dL": 1.0, "g/L": 0.1},
     "2160-0": {"mg/dL": 1.0, "umol/L": 1.0 / CREATININE_UMOL_PER_MG_DL},
-    "2823-3": {"mmol/L": 1.0, "meq/L": 1.0},  # monovalent ion: 1 mEq/L = 1 mmol/L
+    # monovalent ion: 1 mEq/L = 1 mmol/L; by mass 1 mmol/L = 3.91 mg/dL (39.10 g/mol)
+    "2823-3": {"mmol/L": 1.0, "meq/L": 1.0, "mg/dL": 1.0 / POTASSIUM_MG_DL_PER_MMOL_L},
 }
 CANONICAL_UNIT: dict[str, str] = {
     code: next(u for u, f in factors.items() if f == 1.0) for code, factors in UNIT_FACTORS.items()

@@ -27,7 +27,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .units import CANONICAL_UNIT, CODES, CREATININE_UMOL_PER_MG_DL, DISPLAY
+from .units import (
+    CANONICAL_UNIT,
+    CODES,
+    CREATININE_UMOL_PER_MG_DL,
+    DISPLAY,
+    POTASSIUM_MG_DL_PER_MMOL_L,
+    UNIT_FACTORS,
+)
 
 # English month names, fixed here (calendar.month_name follows the process locale).
 MONTHS = (
@@ -116,7 +123,7 @@ _VARIANT_UNITS = {
     "777-3": ("10*9/L", "/uL"),
     "718-7": ("g/L",),
     "2160-0": ("umol/L",),
-    "2823-3": ("meq/L",),
+    "2823-3": ("mg/dL",),  # mEq/L would equal mmol/L: a trap that could never flip
 }
 _BACKGROUND_STATUS = (
     ("final", 0.86),
@@ -281,6 +288,8 @@ class _Builder:
             return round(canonical * CREATININE_UMOL_PER_MG_DL, 1), unit
         if unit == "g/L":
             return round(canonical * 10.0, 1), unit
+        if code == "2823-3" and unit == "mg/dL":
+            return round(canonical * POTASSIUM_MG_DL_PER_MMOL_L, 1), unit
         return canonical, unit
 
     def background(self, pid: str, skip: tuple[str, tuple[int, int]] | None = None) -> None:
@@ -370,8 +379,9 @@ def _scenario_series(
             rise = float(rng.uniform(0.4, 0.9))
             vals = vals[:jump] + [round(v + rise, 2) for v in vals[jump:]]
         statuses = ["final"] * n
-        if trap == "amended":
-            statuses[jump] = "amended"
+        if trap == "amended":  # the rise and every later value are amendments: status=final
+            statuses[jump:] = ["amended"] * (n - jump)  # hides the whole rise
+
         units = [canon] * n
         if trap == "unit_variant":
             units = [canon] * (n // 2) + ["umol/L"] * (n - n // 2)
@@ -390,8 +400,9 @@ def _scenario_series(
     if trap == "amended":  # the latest is an amendment; the latest *final* says the opposite
         statuses[-1] = "amended"
         vals[-2] = _threshold_value(b, family, not met)
-    if trap == "unit_variant":
-        written[-1] = str(rng.choice(_VARIANT_UNITS[code]))
+    if trap == "unit_variant":  # a unit whose number differs (10*9/L would read the same)
+        flips = [u for u in _VARIANT_UNITS[code] if UNIT_FACTORS[code][u] != 1.0]
+        written[-1] = str(rng.choice(flips))
     for i in range(n):
         v, u = b.written(code, vals[i], written[i])
         b.add(pid, code, times[i], statuses[i], v, u)
@@ -406,6 +417,8 @@ def _intended(b: _Builder, family: str, trap: str) -> str:
         return "not_met"  # /uL or umol/L read naively look large: the trap flips to "met"
     if trap == "amended" and family == "creatinine-rise":
         return "met"  # the rise is in the amended value; filtering status=final hides it
+    if trap == "page2" and family == "creatinine-rise":
+        return "met"  # the rise is the last value, on page 2: page 1 alone shows none
     if trap == "entered_in_error" and family == "creatinine-rise":
         return "not_met"  # the withdrawn spike would fake a rise
     return "met" if b.rng.random() < 0.5 else "not_met"
@@ -436,7 +449,9 @@ def build_world(seed: int = 0, *, variants: int = 6, n_background: int = 120) ->
                     opposite = "not_met" if intended == "met" else "met"
                     _scenario_series(b, twin, family, "none", window, opposite)
                 dates = (_iso(start, 0)[:10], _iso(end, 0)[:10])
-                scenarios[(family, trap, k)] = Scenario(family, trap, k, pid, twin, dates, intended)
+                sc = Scenario(family, trap, k, pid, twin, dates, intended)
+                _assert_decisive(b.obs, sc)
+                scenarios[(family, trap, k)] = sc
     for i in range(n_background):
         if i % 10 == 9:  # a background look-alike of the previous patient
             prev = next(reversed(b.patients.values()))["name"][0]
@@ -445,6 +460,69 @@ def build_world(seed: int = 0, *, variants: int = 6, n_background: int = 120) ->
             pid = b.patient()
         b.background(pid)
     return World(seed, b.patients, b.obs, scenarios)
+
+
+# --- every trap is decisive ---------------------------------------------------------------
+# The generator checks its own work: reading a scenario the way its trap invites (first page
+# only, status=final, withdrawn rows kept, units taken as canonical, the look-alike's labs, any
+# row whatever for "missing") must change the status or the value beyond the task's tolerance.
+# Else the trap tests nothing (creatinine's amendment used to leave the rise visible in later
+# final rows; potassium's mEq/L variant equals mmol/L).
+def _reading(obs: list[Obs], sc: Scenario, pid: str, mishandle: bool) -> tuple[str, float | None]:
+    code = FAMILIES[sc.family]
+    lo, hi = sc.window
+    rows = sorted((o for o in obs if o.patient == pid and o.code == code), key=lambda o: o.when)
+    inside = [o for o in rows if lo <= o.when[:10] <= hi]
+    trap = sc.trap if mishandle else "none"
+    if trap == "missing":
+        valid = rows  # any row at all, in or out of the window, any status
+    elif trap == "entered_in_error":
+        valid = inside
+    elif trap == "amended":
+        valid = [o for o in inside if o.status == "final"]
+    else:
+        valid = [o for o in inside if o.status in VALID_STATUSES]
+    if trap == "page2":
+        valid = valid[:10]  # oldest first, first page only
+    factors = UNIT_FACTORS[code]
+    pts = [(o.when, o.value * (1.0 if trap == "unit_variant" else factors[o.unit])) for o in valid]
+    if sc.family == "creatinine-rise":
+        if len(pts) < 2:
+            return "unknown", None
+        ts = [date.fromisoformat(w[:10]).toordinal() * 24 + int(w[11:13]) for w, _ in pts]
+        rises = [
+            pts[j][1] - pts[i][1]
+            for i in range(len(pts))
+            for j in range(i + 1, len(pts))
+            if ts[j] - ts[i] <= CREATININE_RISE[1] + 1
+        ]
+        top = max(rises) if rises else None
+        return ("met" if top is not None and top >= CREATININE_RISE[0] else "not_met"), top
+    if not pts:
+        return "unknown", None
+    v = pts[-1][1]
+    if sc.family == "potassium-latest":
+        return ("met" if POTASSIUM_RANGE[0] <= v <= POTASSIUM_RANGE[1] else "not_met"), v
+    return ("met" if v >= THRESHOLDS[sc.family] else "not_met"), v
+
+
+def _assert_decisive(obs: list[Obs], sc: Scenario) -> None:
+    if sc.trap == "none":
+        return
+    right = _reading(obs, sc, sc.patient_id, mishandle=False)
+    pid = sc.twin_id if sc.trap == "lookalike" and sc.twin_id else sc.patient_id
+    wrong = _reading(obs, sc, pid, mishandle=sc.trap != "lookalike")
+    if right[0] != wrong[0]:
+        return
+    a, b = right[1], wrong[1]
+    if (a is None) != (b is None) or (
+        a is not None and b is not None and abs(a - b) > max(0.01 * abs(a), 0.005)
+    ):
+        return
+    raise AssertionError(
+        f"the {sc.trap} trap of {sc.family} variant {sc.variant} is not decisive: mishandling "
+        f"it still gives {wrong}, like the right reading {right}"
+    )
 
 
 def window_days(window: tuple[str, str]) -> tuple[int, int]:
