@@ -380,3 +380,21 @@ def test_check_cell_accepts_only_exact_ints():
     for bad in (True, 1.0, np.int64(1), np.bool_(True)):
         with pytest.raises(Malformed):
             check_cell((0, bad, "V", 0.0, "1"), 1, 2)
+
+
+# ------------------------------------------------- the tests' own literals (generated tests)
+def test_generated_tests_cannot_stall_the_batch_with_colliding_or_huge_literals(sb):
+    colliding = "({" + ", ".join(str(k * M61) for k in range(1, 3000)) + "},)"
+    spread = "({" + ", ".join(str(k * 7919) for k in range(1, 3000)) + "},)"
+    tests = [
+        TestCase(colliding, "0"),
+        TestCase("(0,)", "{" + ", ".join(f"{-k * M61}: 0" for k in range(1, 3000)) + "}"),
+        TestCase("(" + "1, " * 400_000 + ")", "0"),  # over 1 MiB
+        TestCase(spread, "2999"),  # a large honest set is fine
+        TestCase("(3,)", str(answer(3))),
+    ]
+    t = sb.run(["def f(x):\n    return len(x) if isinstance(x, set) else 1234567 + 1111 * x\n"],
+               tests, entry_point="f")  # fmt: skip
+    assert t.status[0].tolist() == [Status.INVALID_TEST] * 3 + [P, P]
+    assert "hash-collision" in t.detail[0, 0] and "hash-collision" in t.detail[0, 1]
+    assert "exceeds" in t.detail[0, 2]

@@ -28,7 +28,6 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from ._values import MAX_DEPTH, TEXT_CAP, Unserialisable, canon
@@ -263,6 +262,45 @@ def values_equal(actual: Any, expected: Any) -> bool:
     return tree_equal(a, e)
 
 
-def parse_all(texts: Sequence[str | None]) -> list[Any]:
-    """Trees of trusted canonical texts (the tests' expected values); None stays None."""
-    return [None if t is None else parse_bounded(t) for t in texts]
+# ------------------------------------------------------------------------ tests' own literals
+TEST_TEXT_CAP = 1 << 20  # characters of a test's input or expected literal
+COLLISION_MIN = 1024  # sets / dicts at least this large are checked for shared hashes
+
+
+def check_test_literal(text: str) -> None:
+    """A test's literal (generated tests are adversarial too) before it is built into values:
+    at most ``TEST_TEXT_CAP`` characters, and no large set or dict whose scalar members share
+    few hash values (``k·(2**61 − 1)`` all hash to 0: building such a set is quadratic, here
+    and in every worker).  Raises Malformed."""
+    if len(text) > TEST_TEXT_CAP:
+        raise Malformed(f"literal of {len(text)} characters exceeds {TEST_TEXT_CAP}")
+    if len(text) < 3 * COLLISION_MIN:
+        return
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # not a literal: the parser that follows says why
+    for node in ast.walk(tree):
+        members = node.elts if isinstance(node, ast.Set) else getattr(node, "keys", None)
+        if not isinstance(node, (ast.Set, ast.Dict)) or members is None:
+            continue
+        scalars = [_scalar(m) for m in members if m is not None]
+        values = [v for v in scalars if v is not None]
+        if len(values) >= COLLISION_MIN:
+            distinct = len({hash(v) for v in values})
+            if distinct < len(values) // 2:
+                raise Malformed(
+                    f"{len(values)} set members / dict keys share {distinct} hash values "
+                    "(a hash-collision attack)"
+                )
+
+
+def _scalar(node: ast.expr) -> Any:
+    """The int or float a member node stands for (None for anything else)."""
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negative:
+        node = node.operand  # type: ignore[attr-defined]
+    value: Any = node.value if isinstance(node, ast.Constant) else None
+    if type(value) in (int, float):
+        return -value if negative else value
+    return None

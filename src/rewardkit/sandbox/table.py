@@ -21,7 +21,15 @@ import numpy as np
 
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
-from ._compare import Malformed, check_cell, parse_bounded, safe_text, tree_equal, values_equal
+from ._compare import (
+    Malformed,
+    check_cell,
+    check_test_literal,
+    parse_bounded,
+    safe_text,
+    tree_equal,
+    values_equal,
+)
 from ._stdio import normalised_sha, stdout_equal
 from ._values import TEXT_CAP, Unserialisable, canon, parse_literal
 from .cases import InvalidTest, StdioTest, TestCase
@@ -112,6 +120,8 @@ def _prepare(t: AnyTest) -> tuple[str, Any, str, str]:
         text = canon(t.stdout)
         exp = _StdoutExpect(t.stdout, t.mode, float(t.tol))
         return canon((t.stdin, t.mode)), exp, text, normalised_sha(t.stdout, t.mode)
+    check_test_literal(t.input)
+    check_test_literal(t.expected)
     args = parse_literal(t.input)
     if type(args) is not tuple:
         raise ValueError(f"input must be a tuple literal, got {type(args).__name__}")
