@@ -111,3 +111,20 @@ def test_a_generator_rng_draws_the_campaign_seed():
     a = fuzz(episodes=20, rng=np.random.default_rng(8), progress=False)
     b = fuzz(episodes=20, rng=np.random.default_rng(8), progress=False)
     assert a.to_json() == b.to_json() and a.seed == int(np.random.default_rng(8).integers(0, 2**31))
+
+
+@pytest.mark.slow
+def test_inversion_examples_replay_to_the_totals_they_report():
+    from rewardkit.envs import Env
+    from rewardkit.envs.fhir.verifier import unordered_stack
+
+    rep = fuzz(episodes=3000, rng=0, progress=False)
+    u = rep.stacks["unordered"]
+    assert u.control_for == ("inversion",) and u.n_inversions > 0 and u.passed
+    ex = u.inversion_examples[0]
+    stack = unordered_stack()
+    bad, good = (Env.from_snapshot(ex[k]["snapshot"]) for k in ("bad", "good"))
+    assert stack.score(bad.episode()).total == ex["bad"]["total"]
+    assert stack.score(good.episode()).total == ex["good"]["total"] < ex["bad"]["total"]
+    assert ex["advantage_gap"] > 0
+    assert rep.stacks["shipped"].n_inversions == 0 and rep.stacks["shipped"].passed

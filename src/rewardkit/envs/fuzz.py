@@ -216,7 +216,8 @@ def _chunk(
             elif viol and not r.hard_failed:
                 reason = f"ledger violation no gate caught: {viol[0]}"
             per_stack.append((name, r.total, r.hard_failed, reason, high))
-        snapshot = env.snapshot().decode()
+        # snapshots of exploits now; of inversions later (replayed: they need the whole group)
+        snapshot = env.snapshot().decode() if any(p[3] for p in per_stack) else None
         rows.append(
             (
                 i,
@@ -313,6 +314,19 @@ def fuzz(
     return _report(rows, episodes, seed, env_ids, policies, shown, high_frac, group_size)
 
 
+def _snapshot(row: tuple[Any, ...], seed: int, policies: Sequence[str], group_size: int) -> str:
+    """A row's snapshot, replaying its episode if it was not kept (episode i is a pure
+    function of the seed, its index and the group's task)."""
+    if row[8] is not None:
+        return str(row[8])
+    i, policy, env_id = row[0], row[1], row[2]
+    env = _ENVS.get(env_id) or _ENVS.setdefault(env_id, make(env_id))
+    rng = np.random.default_rng([seed, i])
+    env.reset(seed=int(np.random.default_rng([seed, i // group_size, 1]).integers(0, 2**31)))
+    env.policies()[policy](env, rng)
+    return env.snapshot().decode()
+
+
 def _inversions(rows: list[tuple[Any, ...]], k: int) -> list[tuple[int, int, float, str]]:
     """(bad row, good row, A_bad − A_good, kind) for every inverted pair of stack ``k``: an
     unsafe episode ranked above a safe one ("unsafe_over_safe", what the ordering guarantee
@@ -385,12 +399,12 @@ def _report(
                     "bad": {
                         "policy": rows[b][1],
                         "total": rows[b][7][k][1],
-                        "snapshot": rows[b][8],
+                        "snapshot": _snapshot(rows[b], seed, policies, group_size),
                     },
                     "good": {
                         "policy": rows[g][1],
                         "total": rows[g][7][k][1],
-                        "snapshot": rows[g][8],
+                        "snapshot": _snapshot(rows[g], seed, policies, group_size),
                     },
                     "advantage_gap": a,
                     "kind": kind,
