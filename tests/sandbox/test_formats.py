@@ -197,7 +197,7 @@ def test_assert_forms():
     assert len(invalid) == 9
     assert "starred" in reasons[0]
     assert "comparison Lt" in reasons[1]
-    assert "for statement" in reasons[2]
+    assert "a for loop" in reasons[2]
     assert all("line" in r for r in reasons)
     assert (
         sum("` is not a literal" in r for r in reasons) == 4
@@ -209,7 +209,7 @@ def test_module_level_asserts_use_the_entry_point():
     got = parse_asserts("assert f(2) == 4\nassert g(2) == 4\nx = 1\n", "f")
     assert got[0] == TestCase("(2,)", "4")
     assert isinstance(got[1], InvalidTest) and "not a call of f" in got[1].reason
-    assert isinstance(got[2], InvalidTest) and "assign" in got[2].reason
+    assert isinstance(got[2], InvalidTest) and "an assignment" in got[2].reason
     assert isinstance(parse_asserts("assert f(", "f")[0], InvalidTest)
 
 
@@ -243,7 +243,7 @@ def test_invalid_tests_become_invalid_columns_with_their_reason(sb):
     tests = parse_asserts("assert f(1) == 2\nfor i in range(2):\n    assert f(i) == i + 1\n", "f")
     t = sb.run(["def f(x):\n    return x + 1\n"], tests, entry_point="f")
     assert t.status.tolist() == [[P, I]]
-    assert "for statement" in t.detail[0, 1]
+    assert "a for loop" in t.detail[0, 1]
     np.testing.assert_array_equal(t.passed, [[True, False]])
 
 

@@ -27,15 +27,15 @@ pytestmark = pytest.mark.slow
 NOT_LITERAL = {
     "HumanEval/2": "comparison Lt",  # abs(candidate(x) - y) < 1e-6
     "HumanEval/4": "comparison Lt",
-    "HumanEval/32": "assign statement",  # random polynomials in a loop
+    "HumanEval/32": "an assignment",  # random polynomials in a loop
     "HumanEval/33": "is not a literal",  # compared with a helper's output
     "HumanEval/37": "is not a literal",  # tuple(candidate(x)) == tuple([...])
-    "HumanEval/38": "assign statement",
-    "HumanEval/44": "for statement",
-    "HumanEval/50": "assign statement",
-    "HumanEval/53": "for statement",
-    "HumanEval/129": "expr statement",
-    "HumanEval/151": "assign statement",
+    "HumanEval/38": "an assignment",
+    "HumanEval/44": "a for loop",
+    "HumanEval/50": "an assignment",
+    "HumanEval/53": "a for loop",
+    "HumanEval/129": "an expression statement",
+    "HumanEval/151": "an assignment",
 }
 MUTANTS_PER_PROBLEM = 6
 

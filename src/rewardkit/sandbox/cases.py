@@ -108,8 +108,8 @@ def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | I
             continue
         source = (ast.get_source_segment(code, node) or ast.unparse(node))[:300]
         if not isinstance(node, ast.Assert):
-            kind = type(node).__name__.lower()
-            out.append(InvalidTest(source, f"{where}: a {kind} statement is not a literal case"))
+            kind = _KINDS.get(type(node).__name__, f"a {type(node).__name__} statement")
+            out.append(InvalidTest(source, f"{where}: {kind} is not a literal case"))
             continue
         if isinstance(node.test, ast.Constant) and node.test.value is True:
             continue  # `assert True, "..."`: checks nothing
@@ -118,6 +118,20 @@ def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | I
         except _NotLiteral as e:
             out.append(InvalidTest(source, f"{where}: {e.args[0]}"))
     return out
+
+
+_KINDS = {
+    "For": "a for loop",
+    "While": "a while loop",
+    "Assign": "an assignment",
+    "AugAssign": "an assignment",
+    "AnnAssign": "an assignment",
+    "Expr": "an expression statement",
+    "If": "an if statement",
+    "With": "a with statement",
+    "Try": "a try statement",
+    "FunctionDef": "a function definition",
+}
 
 
 def _is_metadata(node: ast.stmt) -> bool:
