@@ -308,6 +308,14 @@ def _spellings(world: Any, i: int) -> list[tuple[str, str]]:
         ("address", address),
         ("address_short", " ".join(address.split()[:2])),
         ("address_upper", address.upper()),
+        ("cyrillic_lookalikes", name.replace("a", "а").replace("e", "е").replace("o", "о")),
+        ("zero_width", "\u200b".join(name)),
+        (
+            "arabic_indic_digits",
+            "".join(chr(0x0660 + int(c)) if c.isdigit() else c for c in digits[-10:]),
+        ),
+        ("unicode_dashes", f"{digits[-10:-7]}\u2013{digits[-7:-4]}\u2014{digits[-4:]}"),
+        ("diacritics", name.replace("e", "é").replace("a", "á")),
     ]
 
 

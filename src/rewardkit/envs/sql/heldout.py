@@ -75,10 +75,21 @@ class HeldoutJudgment(JsonMixin):
     reasons: tuple[str, ...]
 
 
+# Latin letters that Cyrillic and Greek ones imitate (written again here, on purpose).
+_SHAPES = str.maketrans(
+    "асеорхуіјѕԁһԛԝкмнтвАСЕОРХУІЈЅНКМТВαοιυνκτρεχΑΟΙΥΝΚΤΡΕΧΒΜΗΖ",
+    "aceopxyijsdhqwkmhtbACEOPXYIJSHKMTBaoiuvktpexAOIYNKTPEXBMHZ",
+)
+
+
 def _words(text: str) -> list[str]:
-    t = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    t = "".join(c for c in t if not unicodedata.combining(c)).casefold()
-    return re.findall(r"[^\W_]+", t)
+    t = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).translate(_SHAPES))
+    t = "".join(
+        str(unicodedata.digit(c, c)) if c.isdigit() else c
+        for c in t
+        if not unicodedata.combining(c) and unicodedata.category(c) != "Cf"
+    )
+    return re.findall(r"[^\W_]+", t.casefold())
 
 
 def _statements(sql: str) -> list[str]:

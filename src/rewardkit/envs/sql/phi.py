@@ -6,8 +6,9 @@ Usage::
     finder = phi_finder(world)
     finder.find("contact delphine.drummond1@example.com")      # {1}
 
-Method (the held-out verifier uses a different one, on purpose): the text is normalised
-(NFKC, diacritics removed, case folded), then generic patterns read out *candidates* that are
+Method (the held-out verifier uses a different one, on purpose): the text is folded (NFKC,
+zero-width characters dropped, Unicode spaces / dashes / digits made ASCII, diacritics removed,
+Greek and Cyrillic look-alikes read as Latin, case folded), then generic patterns read out *candidates* that are
 looked up in an index of the database's customers: e-mail addresses and their local parts
 (also written with "at" / "dot"), phone numbers (any separators; the 10 national digits
 anywhere in a digit run), names (given + family either order, glued or spaced, initial +
@@ -18,10 +19,10 @@ Ordinary words are never candidates on their own: a family name alone does not f
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..fhir.phi import fold
 from .world import World
 
 __all__ = ["PhiFinder", "normalise", "phi_finder"]
@@ -30,9 +31,10 @@ _GAP = r"[\W_]*"
 
 
 def normalise(text: str) -> str:
-    """NFKC, diacritics removed, case folded."""
-    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    return "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    """Folded (NFKC; zero-width characters dropped; Unicode spaces, dashes and digits made
+    ASCII; diacritics removed; Greek and Cyrillic look-alikes read as the Latin letters they
+    imitate: the FHIR gate's ``fold``), then case folded."""
+    return fold(text).casefold()
 
 
 def _alt(words: set[str]) -> str:

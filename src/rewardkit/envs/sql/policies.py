@@ -433,6 +433,10 @@ def _spelling(env: Any, rng: np.random.Generator) -> str:
                 address,
                 " ".join(address.split()[:2]),
                 "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in name),
+                name.replace("a", "а").replace("o", "о"),  # Cyrillic look-alikes
+                "\u200b".join(name),
+                "".join(chr(0x0660 + int(c)) for c in digits[-10:]),
+                name.replace("e", "é"),
             ),
         )
     )
