@@ -7,8 +7,8 @@ Usage::
     finder.find("contact delphine.drummond1@example.com")      # {1}
 
 Method (the held-out verifier uses a different one, on purpose): the text is folded (NFKC,
-zero-width characters dropped, Unicode spaces / dashes / digits made ASCII, diacritics removed, Greek
-and Cyrillic look-alikes read as Latin, case folded), then generic patterns read out
+zero-width characters dropped, Unicode spaces / dashes / digits made ASCII, diacritics removed,
+Greek and Cyrillic look-alikes read as Latin, case folded), then generic patterns read out
 *candidates* that are looked up in an index of the database's customers: e-mail addresses and
 their local parts (also written with "at" / "dot"), phone numbers (any separators; the 10
 national digits anywhere in a digit run), names (given + family either order, glued or spaced,
