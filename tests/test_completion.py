@@ -106,7 +106,8 @@ def test_the_autorater_reward_function_does_not_score_tool_output() -> None:
 
 def test_every_adapter_reads_the_same_text() -> None:
     from rewardkit.autorater import reward_funcs
-    from rewardkit.integrations import _common, openrlhf, trl, verl
+    from rewardkit.integrations import _common, openrlhf, trl
+    from rewardkit.integrations import verl_score as verl  # the module verl.py re-exports
 
     for module in (trl, verl, openrlhf, reward_funcs):
         assert module.completion_text is completion_text, module.__name__
