@@ -230,3 +230,15 @@ def test_cli_range_option(workdir, capsys):
     assert main([*args, "--range", "1:0", "--out", "o2"]) == 2
     assert "field '--range': expected LOW <= HIGH" in capsys.readouterr().err
     assert main([*args, "--out", "o3"]) == 4  # no golden, no spike-in: incomplete
+
+
+def test_spike_in_a_corrupted_item_that_cannot_be_scored_is_no_penalty(workdir):
+    # "None for a wrong answer" would be masked by a group-relative trainer, never ranked low
+    r = _reward(
+        workdir,
+        "broken_none",
+        "import mathreward\ndef make():\n    return lambda item: mathreward.exact(item) or None\n",
+    )
+    g = validate_reward(r, pairs=read_spike_pairs(workdir / "spike_in.jsonl")).gate("spike_in")
+    assert g.status == "fail"
+    assert "the corrupted item is not scored (None): cannot score is not a penalty" in g.summary
