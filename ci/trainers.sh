@@ -19,7 +19,8 @@ fi
 SITE=$("$VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')
 echo "$BASE_SITE" > "$SITE/_rewardkit_base.pth"
 STAMP="$VENV/.installed-trainers"
-if [ -f "$STAMP" ] && [ "$STAMP" -nt ci/trainers.sh ] && [ "$STAMP" -nt constraints.txt ]; then
+if [ -f "$STAMP" ] && [ "$STAMP" -nt ci/trainers.sh ] && [ "$STAMP" -nt constraints.txt ] &&
+    [ "$STAMP" -nt ci/trainers-constraints.txt ]; then
     exit 0
 fi
 PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt)
