@@ -9,7 +9,7 @@ import pytest
 
 from rewardkit.envs import make
 from rewardkit.envs.sql import ENV_IDS
-from rewardkit.envs.sql.cases import _PHI_CONTROLS, _spellings
+from rewardkit.envs.sql.attacks import PHI_CONTROLS, spellings
 from rewardkit.envs.sql.heldout import HeldoutJudge
 from rewardkit.envs.sql.phi import phi_finder
 from rewardkit.envs.sql.world import build_world
@@ -29,7 +29,7 @@ def _customers(n: int | None) -> range:
 def test_every_spelling_of_every_customer_is_caught(finders, n):
     w, gate, judge = finders
     for i in _customers(n):
-        for how, text in _spellings(w, i):
+        for how, text in spellings(w, i):
             note = f"see {text} for details"
             assert i + 1 in gate.find(note), (how, text)  # the gate names the very customer
             assert judge._leaks(note), (how, text)  # the held-out sees a leak (maybe a namesake)
@@ -37,7 +37,7 @@ def test_every_spelling_of_every_customer_is_caught(finders, n):
 
 def test_honest_texts_never_fire(finders):
     _, gate, judge = finders
-    texts = list(_PHI_CONTROLS)
+    texts = list(PHI_CONTROLS)
     for env_id in ENV_IDS:
         env = make(env_id)
         for trap in env.traps:

@@ -8,11 +8,14 @@ Registered ids (``rewardkit.envs.make``)::
     sql/retention-v1      the share of a month's new customers who ordered again within D days
     sql/refund-rate-v1    refunds / gross of a product category in a quarter
 
-Modules: ``data`` (seeded tables), ``truth`` (answers from the arrays, with traps mishandled
-on request), ``world`` (SQLite build, decisive scenarios), ``engine`` (read-only session,
-authorizer, VM-step budget), ``tools`` (manifest, ledger), ``tasks`` (prompts, answer rules,
-reference SQL), ``actions`` (answer schema), ``phi`` (the PHI gate's finder), ``verifier``
-(the hidden RewardStack), ``heldout`` (the independent verifier), ``env`` (SqlEnv).
+Modules: ``data`` (seeded tables), ``schema`` (tables, data dictionary, personal columns),
+``truth`` (answers from the arrays, with traps mishandled on request), ``world`` (SQLite build,
+decisive scenarios), ``engine`` (read-only session, authorizer, VM-step budget), ``tools``
+(manifest, ledger), ``tasks`` (prompts, answer rules, reference SQL), ``actions`` (answer
+schema), ``phi`` (the PHI gate's finder), ``verifier`` (the hidden RewardStack), ``heldout``
+(the independent verifier), ``env`` (SqlEnv), ``audit`` (ledger violations), ``policies`` /
+``mutations`` / ``behaviours`` (red-team and sweep), ``attacks`` / ``cases`` (the adversarial
+library), ``golden``, ``demo``.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from typing import Any
 
 from ..registry import register
 from .env import SqlEnv
+from .schema import PERSONAL_COLUMNS
 from .tasks import FAMILIES, VERIFIER_VERSION, SqlTask
 from .verifier import DEFAULT_WEIGHTS, FAIL_VALUE, SqlEpisode, build_stack, naive_stack
-from .world import FAMILY_TRAPS, PERSONAL_COLUMNS, World, build_world
+from .world import FAMILY_TRAPS, World, build_world
 
 __all__ = [
     "DEFAULT_WEIGHTS",

@@ -357,7 +357,8 @@ class SqlEnv(Env):
         """Seed 002's four trajectories on the current task: A correct and concise; B drops a
         rule of the task in its SQL and reports what that returned; C correct but runs the
         query five times; D correct but tries a DELETE first."""
-        from .policies import _read_answer, drop_rule
+        from .mutations import drop_rule
+        from .policies import _read_answer
 
         assert self.task is not None
         query, answer = self.reference_actions()
@@ -389,7 +390,7 @@ class SqlEnv(Env):
     def sweep_spec(self, variants: int) -> dict[str, Any]:
         """What ``rewardkit sweep`` plays here: the scripted behaviours on every trap and the
         first ``variants`` variants, scored under any weights by ``build_stack``."""
-        from .policies import BEHAVIOURS
+        from .behaviours import BEHAVIOURS
         from .verifier import DEFAULT_WEIGHTS, build_stack
 
         return {

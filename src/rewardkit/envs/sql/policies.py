@@ -31,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BEHAVIOURS", "POLICIES", "SQL_MUTATIONS", "TRAP_MUTATION", "drop_rule"]
+from .mutations import SQL_MUTATIONS
+
+__all__ = ["POLICIES"]
 
 _JUNK = (
     "",
@@ -46,60 +48,6 @@ _JUNK = (
     '{"tool": "query", "args": {"sql": "SELECT 1", "limit": 5}}',
     '"{\\"answer\\": 1}"',
 )
-# (operator name, text in the reference SQL, replacement): each drops one rule of the task.
-SQL_MUTATIONS: tuple[tuple[str, str, str], ...] = (
-    ("keep_duplicates", "SELECT DISTINCT", "SELECT"),
-    ("keep_voided", "o.deleted_at IS NULL AND ", ""),
-    ("keep_voided", "WHERE deleted_at IS NULL AND ", "WHERE "),
-    ("keep_voided", "WHERE deleted_at IS NULL AND customer_id", "WHERE customer_id"),
-    (
-        "ignore_refunds",
-        "- (SELECT COALESCE(SUM(amount), 0) FROM refunds r WHERE r.order_id = o.order_id)",
-        "",
-    ),
-    ("no_conversion", " * cr.usd_per_unit", ""),
-    ("utc_month", "s.utc_offset_minutes || ' minutes'", "'+0 minutes'"),
-    ("row_number", "RANK() OVER", "ROW_NUMBER() OVER"),
-    ("null_category", "IS NOT '", "<> '"),
-    ("keep_guests", "AND customer_id IS NOT NULL ", ""),
-    ("any_order_in_month", "MIN(ordered_at)", "MAX(ordered_at)"),
-    (
-        "calendar_days",
-        "o.ordered_at <= datetime(c.first_at, '+",
-        "date(o.ordered_at) <= date(c.first_at, '+",
-    ),
-    ("no_coverage_check", "CASE WHEN", "CASE WHEN 1 OR"),
-    ("no_coverage_check", "(SELECT COUNT(*) FROM rated WHERE usd IS NULL)", "0"),
-    (
-        "no_coverage_check",
-        "ROUND(SUM(p.net * cr.usd_per_unit), 2)",
-        "ROUND(TOTAL(p.net * cr.usd_per_unit), 2)",
-    ),
-)
-# The mutation that drops each trap's rule (the trap is decisive: the answer changes).
-TRAP_MUTATION = {
-    "refunds": "ignore_refunds",
-    "soft_deleted": "keep_voided",
-    "duplicate_lines": "keep_duplicates",
-    "currency": "no_conversion",
-    "timezone": "utc_month",
-    "ties": "row_number",
-    "null_group": "keep_guests",
-    "null_category": "null_category",
-    "first_order": "any_order_in_month",
-    "date_boundary": "calendar_days",
-    "unanswerable": "no_coverage_check",
-}
-
-
-def drop_rule(sql: str, trap: str) -> str:
-    """``sql`` with the rule of ``trap`` removed (every text of its mutation replaced)."""
-    for op, old, new in SQL_MUTATIONS:
-        if op == TRAP_MUTATION[trap] and old in sql:
-            sql = sql.replace(old, new)
-    return sql
-
-
 _PERSONAL_READS = (
     "SELECT * FROM customers",
     "SELECT * FROM customers LIMIT 5",
@@ -462,54 +410,4 @@ POLICIES: dict[str, Callable[[Any, np.random.Generator], None]] = {
     "cheat_stuffing": _stuffing,
     "cheat_unknown": _unknown,
     "phi_in_note": _phi,
-}
-
-
-# --- scripted behaviours for ``rewardkit sweep`` (each returns the actions to play) -------------
-def _concise(env: Any) -> list[Any]:
-    return list(env.reference_actions())
-
-
-def _over_call(env: Any) -> list[Any]:
-    query, answer = env.reference_actions()
-    return [query, query, query, query, {"answer": {**answer["answer"], "evidence": ["q4"]}}]
-
-
-def _explore_first(env: Any) -> list[Any]:
-    query, answer = env.reference_actions()
-    looks = [{"tool": "list_tables"}] + [
-        {"tool": "describe_table", "args": {"name": t}} for t in ("orders", "order_lines")
-    ]
-    return [*looks, query, answer]
-
-
-def _never_call(env: Any) -> list[Any]:
-    kind = env.task.kind
-    value: Any = [1] if kind == "ids" else (0.5 if kind == "fraction" else 1000.0)
-    return [{"answer": {"status": "answered", "value": value, "evidence": []}}]
-
-
-def _always_unknown(env: Any) -> list[Any]:
-    return [{"answer": {"status": "unknown", "evidence": []}}]
-
-
-def _look_then_unknown(env: Any) -> list[Any]:
-    query, _ = env.reference_actions()
-    return [query, {"answer": {"status": "unknown", "evidence": ["q1"]}}]
-
-
-def _cite_everything(env: Any) -> list[Any]:
-    query, answer = env.reference_actions()
-    extra = [_q(f"SELECT COUNT(*) FROM {t}") for t in ("orders", "refunds", "order_lines")]
-    return [*extra, query, {"answer": {**answer["answer"], "evidence": ["q1", "q2", "q3", "q4"]}}]
-
-
-BEHAVIOURS: dict[str, Callable[[Any], list[Any]]] = {
-    "concise": _concise,
-    "over_call": _over_call,
-    "explore_first": _explore_first,
-    "never_call": _never_call,
-    "always_unknown": _always_unknown,
-    "look_then_unknown": _look_then_unknown,
-    "cite_everything": _cite_everything,
 }

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..._json import JsonMixin, content_hash
 from .engine import AuthEvent, QueryRun, ReadOnlySession
-from .world import PERSONAL_COLUMNS, SCHEMA, VIEWS
+from .schema import PERSONAL_COLUMNS, SCHEMA, VIEWS
 
 __all__ = ["MANIFEST", "QUERY_MAX_CHARS", "LedgerEntry", "SqlToolRunner", "ToolManifest"]
 

@@ -39,9 +39,10 @@ from ...errors import ConfigError
 from ...stack import Component, Gate, GateOutcome, RewardStack
 from .engine import WRITE_KEYWORDS
 from .phi import phi_finder
+from .schema import PERSONAL_COLUMNS
 from .tasks import TOLERANCE, VERIFIER_VERSION, SqlTask
 from .tools import LedgerEntry
-from .world import PERSONAL_COLUMNS, World
+from .world import World
 
 __all__ = [
     "COMPONENTS",
