@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -328,3 +330,21 @@ def test_the_cap_is_the_uid_task_count_plus_a_margin():
     assert here >= 1  # this process at least
     cap = _pool.nproc_cap(False, 2)
     assert cap - here - 2 * _pool.NPROC_PER_WORKER - _pool.NPROC_MARGIN in range(-5, 6)
+
+
+def test_a_checkout_under_tmp_runs_under_bwrap(monkeypatch, tmp_path):
+    """bubblewrap gives each worker a private /tmp: a checkout or virtual environment under
+    /tmp (CI's, pytest's) must be bound on top of it, not hidden by it."""
+    copy = tmp_path / "sandbox"
+    copy.mkdir()
+    for f in Path(_pool.__file__).parent.glob("*.py"):
+        shutil.copy(f, copy / f.name)
+    tmp_path.chmod(0o755)
+    monkeypatch.setattr(_confine, "SANDBOX_DIR", copy)
+    monkeypatch.setattr(_pool, "WORKER", copy / "_worker.py")
+    assert str(copy).startswith("/tmp/") or not str(copy).startswith("/tmp")
+    with Sandbox(timeout_s=1.0, workers=1) as box:
+        table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")
+        report = box.isolation_report()
+    assert str(copy) in report["readable"]
+    assert (table.status == Status.PASS).all(), list(table.detail[0])

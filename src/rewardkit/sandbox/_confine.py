@@ -203,6 +203,11 @@ def bwrap_args(
     if not root:  # without a user namespace an unprivileged bwrap cannot set anything up
         args += ["--unshare-user", "--disable-userns"]
     # As root there is no user namespace: the children drop to 65534, and RLIMIT_NPROC binds.
+    # The private /tmp first: readable paths under /tmp (a checkout there) are bound on top.
+    args += ["--perms", "0755"]
+    if size_cap:  # bubblewrap ≥ 0.10
+        args += ["--size", str(WRITE_CAP_MB << 20)]
+    args += ["--tmpfs", "/tmp"]
     links: dict[str, str] = {}
     for p in read:
         for target, link in _symlinks_on(p):
@@ -219,10 +224,7 @@ def bwrap_args(
         args += ["--ro-bind", p, p]
     for h in hidden:
         args += ["--tmpfs", h]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "0755"]
-    if size_cap:  # bubblewrap ≥ 0.10
-        args += ["--size", str(WRITE_CAP_MB << 20)]
-    return [*args, "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    return [*args, "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
 
 
 def bwrap_version(bwrap: str) -> tuple[int, ...]:
@@ -233,11 +235,17 @@ def bwrap_version(bwrap: str) -> tuple[int, ...]:
         return ()
 
 
+# What a worker needs: its interpreter, and the sandbox's modules at their path.
+PROBE_SCRIPT = (
+    "import sys; sys.path.insert(0, {!r}); import _child, _worker; sys.stdout.write('ok')"
+)
+
+
 def _bwrap_works(cmd: list[str], python: str, as_uid: int | None) -> tuple[bool, str]:
     """(starts, why not) for a bwrap command line, tried once with the interpreter."""
     try:
         out = subprocess.run(
-            [*cmd, "--", python, "-I", "-S", "-c", "import sys; sys.stdout.write('ok')"],
+            [*cmd, "--", python, "-I", "-S", "-c", PROBE_SCRIPT.format(str(SANDBOX_DIR))],
             capture_output=True,
             text=True,
             timeout=20,
