@@ -60,15 +60,23 @@ def _script(stock: Any) -> list[str]:
     ]
 
 
-def _tokenizer(script: list[str]) -> Any:
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+WORD = r"\w+|[^\w\s]|\s"
+
+
+def _tokenizer(script: list[str], corpus: str = "") -> Any:
+    """Characters, plus (with a ``corpus``) its words as whole tokens: shorter sequences."""
+    import re
+
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
 
     chars = list(string.ascii_letters + string.digits + string.punctuation + " \n")
-    vocab = {t: i for i, t in enumerate(["<|endoftext|>", "<|im_end|>", "<unk>", *chars])}
+    words = sorted(set(re.findall(WORD, corpus + qwen2_5_chat_template)) - set(chars))
+    vocab = {t: i for i, t in enumerate(["<|endoftext|>", "<|im_end|>", "<unk>", *chars, *words])}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    split = Regex(WORD) if corpus else ""
+    tok.pre_tokenizer = pre_tokenizers.Split(split, behavior="isolated")
     tok.decoder = decoders.Fuse()  # decode to the exact text (TRL's parser finds its anchors)
     tok.add_special_tokens(
         [AddedToken(t, special=True) for t in ("<|endoftext|>", "<|im_end|>", "<|im_start|>")]
@@ -192,3 +200,72 @@ def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(grpo_c
     assert {"StockEnvTRL/task", "StockEnvTRL/cost", "StockEnvTRL/gate/unauthorized_write"} <= set(
         logs[0]
     )
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+@pytest.mark.filterwarnings("ignore:You are using 'environment_factory':UserWarning")
+def test_grpo_environment_factory_on_the_fhir_world(grpo_config):
+    """The same run on fhir/anc-threshold-v1: the model searches the patient, searches the
+    Observations, answers (or writes, or gives up); the FHIR ledger records its calls."""
+    from datasets import Dataset
+    from transformers.utils import get_json_schema
+
+    env_id = "fhir/anc-threshold-v1"
+    task = {"seed": 0, "options": {"trap": "none", "variant": 0}}
+    Fhir = environment(env_id)
+    probe = Fhir()
+    prompt = probe.reset(task=task)
+    ref = probe.env.reference_actions()
+    actions = [
+        ref[0],
+        ref[1],
+        {"answer": ref[-1]["answer"]},
+        {"answer": {"status": "unknown"}},
+        {"tool": "create_order", "args": {"patient": ref[1]["args"]["patient"], "code": "751-8"}},
+    ]
+    script = [
+        _call(a["tool"], a["args"]) if "tool" in a else _call("answer", a["answer"])
+        for a in actions
+    ]
+    corpus = [prompt] + [json.dumps(get_json_schema(getattr(probe, n))) for n in _tool_names(Fhir)]
+    for a in actions[:2]:  # the observations the model will be shown
+        corpus.append(getattr(probe, a["tool"])(**a["args"]))
+    tokenizer = _tokenizer(script, "\n".join(corpus))
+    model = _model(tokenizer, script)
+    ds = Dataset.from_dict({"prompt": [[{"role": "user", "content": ""}]] * 2, "task": [task] * 2})
+    trainer = trl.GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=[Fhir.metrics],
+        train_dataset=ds,
+        environment_factory=Fhir,
+        args=grpo_config(
+            per_device_train_batch_size=2,
+            max_completion_length=6000,
+            max_tool_calling_iterations=3,
+            max_steps=1,
+            learning_rate=1e-6,
+        ),
+    )
+    trainer.train()
+    calls = []
+    for e in trainer._environment_pool[None]:
+        ledger = e.env.episode().ledger
+        tools = [a["tool"] for a in e.env._actions if "tool" in a]
+        assert [entry.tool for entry in ledger] == tools  # every call executed and recorded
+        assert all(a in actions for a in e.env._actions)
+        calls += tools
+    assert calls, "the model called no tool"
+    (log,) = [h for h in trainer.state.log_history if "rewards/FhirAncThresholdV1/mean" in h]
+    assert "FhirAncThresholdV1/gate/unauthorized_write" in log
+
+
+def _tool_names(cls: type) -> list[str]:
+    import inspect
+
+    return [
+        n
+        for n, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
+        if not n.startswith("_") and n not in ("reset", "get_reward")
+    ]
