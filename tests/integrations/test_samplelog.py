@@ -152,22 +152,15 @@ def test_prompt_id_fallbacks():
     assert len(a) == 16 and a != samplelog.prompt_id({"prompt": "hi"})
 
 
-# TRL 1.16 itself reads a property that transformers 5.24 deprecates; nothing of ours warns.
-@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
-def test_a_real_grpo_run_logs_samples_that_calibrate_reads_back(
-    tmp_path, grpo_config, tiny_tokenizer, tiny_model
-):
-    trl = pytest.importorskip("trl", reason="the TRL run needs the [trl] extra")
-    datasets = pytest.importorskip("datasets")
-    scipy_stats = pytest.importorskip("scipy.stats")
-    from rewardkit.cli import main
-    from rewardkit.stack import Component, Gate, RewardStack
+RUN_REWARD = """
+from rewardkit.stack import Component, Gate, RewardStack
 
-    def digits(ep):
-        t = ep["text"]
-        return sum(ch.isdigit() for ch in t) / len(t) if t else None
+def digits(ep):
+    t = ep["text"]
+    return sum(ch.isdigit() for ch in t) / len(t) if t else None
 
-    stack = RewardStack(
+def make():
+    return RewardStack(
         gates=[Gate("no_hash", lambda ep: "#" not in ep["text"])],
         components=[
             Component("digits", digits),
@@ -175,6 +168,25 @@ def test_a_real_grpo_run_logs_samples_that_calibrate_reads_back(
         ],
         version="log-test-v1",
     )
+"""
+
+
+# TRL 1.16 itself reads a property that transformers 5.24 deprecates; nothing of ours warns.
+@pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+def test_a_real_grpo_run_logs_samples_that_calibrate_reads_back(
+    tmp_path, grpo_config, tiny_tokenizer, tiny_model, monkeypatch, capsys
+):
+    trl = pytest.importorskip("trl", reason="the TRL run needs the [trl] extra")
+    datasets = pytest.importorskip("datasets")
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from rewardkit.cli import main
+
+    (tmp_path / "run_reward.py").write_text(RUN_REWARD)  # the user's reward module
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import run_reward
+
+    stack = run_reward.make()
     log = tmp_path / "run" / "rewards.jsonl"
     ds = datasets.Dataset.from_dict(
         {"prompt": ["2+2=", "1+3=", "7*6=", "9-4="] * 2, "prompt_id": ["a", "b", "c", "d"] * 2}
@@ -234,3 +246,23 @@ def test_a_real_grpo_run_logs_samples_that_calibrate_reads_back(
     got = cal["rank_agreement"]["spearman"]["value"]
     assert (got is None and expected != expected) or got == pytest.approx(expected, abs=1e-12)
     assert set(cal["components"]) == {"digits", "length"}
+    # validate replays the run: the logged episodes are the items, the logged rewards golden
+    capsys.readouterr()
+    code = main(
+        [
+            "validate",
+            "--reward",
+            "run_reward:make",
+            "--items",
+            str(log),
+            "--golden",
+            str(log),
+            "--json",
+            "--out",
+            str(tmp_path / "val"),
+        ]
+    )
+    gates = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["gates"]
+    assert gates["golden"] == "pass" and gates["determinism"] == "pass", gates
+    assert gates["range"] == "pass" and gates["spike_in"] == "not run"
+    assert code in (1, 4)  # 4 unless ablations flags a component on these few completions

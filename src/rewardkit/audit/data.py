@@ -80,6 +80,24 @@ _RECORD_KEYS = frozenset(
 )
 
 
+SAMPLE_SCHEMA = "rewardkit.samples/1"  # the adapters' sample log (rewardkit.integrations)
+
+
+def _is_sample_log(path: str | Path) -> bool:
+    """Whether the file's first record is an adapter's sample-log record."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    import json
+
+                    obj = json.loads(line)
+                    return isinstance(obj, dict) and obj.get("schema") == SAMPLE_SCHEMA
+    except (OSError, ValueError):
+        return False
+    return False
+
+
 # Fields a reward never sees: the answers it is audited against.
 _HIDDEN = frozenset({"gold", "expected", "expected_components"})
 
@@ -155,9 +173,27 @@ def read_items(
     """Read an item file; ``require_gold`` makes ``gold`` mandatory on every line, and
     ``strata_field`` names the field that holds the stratum (default ``stratum``)."""
     seen: dict[str, int] = {}
+    n_repeats = 0
 
-    def parse(obj: dict[str, Any], p: str, line: int) -> Item:
+    def parse(obj: dict[str, Any], p: str, line: int) -> Item | None:
+        nonlocal n_repeats
         iid = _id(obj, p, line)
+        sample = obj.get("schema") == SAMPLE_SCHEMA
+        if sample:  # an adapter's sample log: the item is what the reward scored
+            episode = obj.get("episode")
+            if not isinstance(episode, dict):
+                raise InputError(
+                    "a sample-log record without its episode (written with text=False?); "
+                    "expected an object",
+                    path=p,
+                    line=line,
+                    field="episode",
+                )
+            if iid in seen:  # the same completion of the same prompt, scored again
+                n_repeats += 1
+                return None
+            labelled = {"gold": obj["gold"]} if "gold" in obj else {}
+            obj = {**episode, "id": iid, **labelled}
         if iid in seen:
             raise InputError(
                 f"duplicate id {iid!r} (first on line {seen[iid]}); ids must be unique",
@@ -198,7 +234,8 @@ def read_items(
             source=(p, line),
         )
 
-    items: tuple[Item, ...] = tuple(read_jsonl(path, parse))  # type: ignore[arg-type]
+    parsed: list[Any] = read_jsonl(path, parse)
+    items: tuple[Item, ...] = tuple(i for i in parsed if i is not None)
     golds = {type(i.gold) for i in items if i.gold is not None}
     if len(golds) > 1:
         first = next(i for i in items if isinstance(i.gold, bool))
@@ -314,11 +351,17 @@ class GoldenItem:
 
 def read_golden(path: str | Path) -> tuple[GoldenItem, ...]:
     """Golden file: ``{"id", "expected": number | null, "expected_components"?: {...}, ...}``
-    plus the fields the reward reads."""
+    plus the fields the reward reads; or an adapter's sample log, whose logged rewards are the
+    expected values (the run replayed)."""
+    records = {r.id: r for r in read_rewards(path)[0]} if _is_sample_log(path) else None
     items = read_items(path)
     out = []
     for it in items:
         p, line = it.source
+        if records is not None:
+            rec = records[it.id]
+            out.append(GoldenItem(it, rec.reward, dict(rec.components)))
+            continue
         if "expected" not in it.fields:
             raise InputError(
                 "missing; expected the reward this item must get (a number, or null for "

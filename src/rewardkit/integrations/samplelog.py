@@ -15,7 +15,7 @@ A record (canonical JSON, one line, keys sorted)::
      "components": {name: value | null}, "gates": {name: true | false | null},
      "masks": {"total": bool, name: bool}, "hard_failed": bool, "errors": {name: message},
      "trainer": "trl" | "verl" | "openrlhf", "name": ..., "version": ..., "config_hash": ...,
-     "step": int | null, "prompt": ..., "completion": ...}
+     "step": int | null, "prompt": ..., "completion": ..., "episode": {...}}
 
 ``prompt_id`` is the episode's ``prompt_id`` or ``id`` field (a dataset column; verl: the same
 keys of ``extra_info``, or its ``index``) when present, else the first 16 hex digits of the
@@ -24,7 +24,10 @@ SHA-256 of the prompt (verl passes no prompt: then of ``data_source``, ``ground_
 completion. So one completion of one prompt has one id, and a gold file keyed by that id joins
 with the log (``rewardkit.audit.data.read_rewards`` reads the records as they are; a repeated
 id with the same values is read once). ``masks`` says which values are "cannot score": a None
-is never logged as a number. ``text=False`` leaves ``prompt`` and ``completion`` out.
+is never logged as a number. ``episode`` is what the reward scored (every episode field but the
+token ids), so ``rewardkit validate --items LOG --golden LOG`` replays the run: the golden gate
+then checks that the reward still gives every logged value. ``text=False`` leaves ``prompt``,
+``completion`` and ``episode`` out.
 
 Appending is safe across threads and processes: each call writes its records in one
 ``os.write`` on a file opened with ``O_APPEND``, under an exclusive ``flock`` where the platform
@@ -52,6 +55,7 @@ except ImportError:  # pragma: no cover
 __all__ = ["SCHEMA", "SampleLog", "open_log", "prompt_id"]
 
 SCHEMA = "rewardkit.samples/1"
+_NOT_REPLAYED = frozenset({"completion_ids"})
 
 
 def _short_hash(obj: Any) -> str:
@@ -137,6 +141,10 @@ class SampleLog:
         if self.text:
             rec["prompt"] = _plain(episode.get("prompt"))
             rec["completion"] = _plain(episode.get("completion"))
+            # what the reward saw, so that validate can replay it (token ids left out)
+            rec["episode"] = {
+                k: _plain(v) for k, v in episode.items() if k not in _NOT_REPLAYED
+            }
         return rec
 
     def write(
