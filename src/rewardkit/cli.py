@@ -62,12 +62,15 @@ def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
 
     from ._json import write_atomic
     from ._optional import have
-    from .demo import run_demo
+    from .demo import DemoReport, run_demo
+    from .learn.demo import artefact_sections
 
     as_json, out = resolve_settings(ctx, as_json, out)
     console = Console(stderr=as_json)
     err = Console(stderr=True)
     report = run_demo(progress=None)  # a progress bar on stderr when it is a terminal
+    # `rewardkit learn … --out` runs in the same folder appear too (the demo does not train)
+    report = DemoReport((*report.sections, *artefact_sections(out)), report.skipped)
     artefacts: dict[str, Any] = {
         name: obj for s in report.sections for name, obj in s.artefacts.items()
     }
