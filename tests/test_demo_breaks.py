@@ -354,8 +354,14 @@ def _unserialisable_passes(mp: pytest.MonkeyPatch) -> None:
 def _invalid_tests_unmarked(mp: pytest.MonkeyPatch) -> None:
     from rewardkit.sandbox import table
 
-    orig = table._Prepared
-    mp.setattr(table, "_Prepared", lambda i, e, t, s, p: orig(i, e, t, s, [""] * len(p)))
+    orig = table.prepare_tests
+
+    def broken(tests: Any) -> Any:
+        prep = orig(tests)
+        prep.problems[:] = [""] * len(prep.problems)  # the reasons dropped: no column marked
+        return prep
+
+    replace_everywhere(mp, orig, broken)
 
 
 def _digest_with_durations(mp: pytest.MonkeyPatch) -> None:
