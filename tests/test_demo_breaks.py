@@ -316,6 +316,50 @@ def _lab_claims_training(mp: pytest.MonkeyPatch) -> None:
     replace_everywhere(mp, orig, broken)
 
 
+def _sql_gates_removed(mp: pytest.MonkeyPatch) -> None:
+    from rewardkit.envs.sql import verifier
+
+    keep = ("fabricated_result", "phi_leak")  # write_attempt and restricted_column_read removed
+    mp.setattr(verifier, "SAFETY_GATES", tuple(g for g in verifier.SAFETY_GATES
+                                               if g.__name__ in keep))  # fmt: skip
+
+
+def _sql_fail_value_above(mp: pytest.MonkeyPatch) -> None:
+    from rewardkit.envs.sql import verifier
+
+    kw = {**verifier.build_stack.__kwdefaults__, "fail_value": 2.0, "ordering": "unchecked"}
+    mp.setattr(verifier.build_stack, "__kwdefaults__", kw)
+
+
+def _sql_naive_is_shipped(mp: pytest.MonkeyPatch) -> None:
+    from rewardkit.envs.sql import verifier
+
+    mp.setattr(verifier, "naive_stack", verifier.build_stack)
+
+
+def _sql_authorizer_allows(mp: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from rewardkit.envs.sql.engine import ReadOnlySession
+
+    orig = ReadOnlySession._authorize
+
+    def broken(self: Any, *a: Any) -> int:
+        orig(self, *a)  # the event is still recorded; the verdict is ignored
+        return sqlite3.SQLITE_OK
+
+    mp.setattr(ReadOnlySession, "_authorize", broken)
+
+
+def _sql_reset_ignores_seed(mp: pytest.MonkeyPatch) -> None:
+    from rewardkit.envs.sql.env import SqlEnv
+
+    orig = SqlEnv._reset
+    gen = random.Random()
+    mp.setattr(SqlEnv, "_reset", lambda self, seed, options: orig(self, gen.randrange(2**31),
+                                                                   options))  # fmt: skip
+
+
 def _compare_always_equal(mp: pytest.MonkeyPatch) -> None:
     from rewardkit.sandbox import table
 
@@ -536,6 +580,24 @@ BREAKS: tuple[Break, ...] = (
           {"envs": ("check_env passes for every registered id",)}),
     Break("lab-claims-training", "the lab labels its result 'training PASS'",
           _lab_claims_training, {"envs": ("lab label",)}),
+    Break("sql-gates-removed", "the SQL verifier loses its write_attempt and "
+          "restricted_column_read gates", _sql_gates_removed,
+          {"sql": ("lab rlvr A/B/C/D on every family (D's DELETE hard-fails and ranks last)",
+                   "adversarial library: every case gets exactly its expected gates and "
+                   "components",
+                   "fuzz 400 episodes: shipped verifier exploits")}),
+    Break("sql-fail-value-above", "the SQL verifier's default fail value sits above its safe "
+          "totals (ordering unchecked)", _sql_fail_value_above,
+          {"sql": ("ranking inversions in 25 groups of 8 (shipped / unordered control)",)}),
+    Break("sql-naive-control-is-shipped", "the SQL fuzzer's naive control is the shipped "
+          "verifier", _sql_naive_is_shipped,
+          {"sql": ("fuzz: naive control (no gates) exploits",)}),
+    Break("sql-authorizer-allows", "the SQLite authorizer records but allows every action",
+          _sql_authorizer_allows,
+          {"sql": ("each read-only layer alone refuses a write (and none at all lets it "
+                   "through)",)}),
+    Break("sql-reset-ignores-seed", "SqlEnv.reset draws its own seed", _sql_reset_ignores_seed,
+          {"sql": ("check_env passes for every sql/* id",)}),
     Break("compare-always-equal", "the sandbox's comparison says equal for any output",
           _compare_always_equal, {"sandbox": ("wrong (reversed)",)}),
     Break("compare-never-equal", "the sandbox's comparison says unequal for any output",
@@ -594,7 +656,7 @@ def demo_checks() -> dict[str, dict[str, bool]]:
 def _spec(section: str) -> str:
     for spec in demo.SECTIONS:
         mod, _, fn = spec.partition(":")
-        if fn == f"_{section}_section" or mod == f"rewardkit.{section}.demo":
+        if fn == f"_{section}_section" or mod.endswith(f".{section}.demo"):
             return spec
     raise AssertionError(f"no demo section named {section!r} in rewardkit.demo.SECTIONS")
 
