@@ -100,6 +100,19 @@ def test_rank_agreement_and_stratified_test_equal_scipy(tmp_path):
     assert s_a.rank_agreement.spearman.value == pytest.approx(
         scipy_stats.spearmanr(reward[idx], gold[idx]).statistic
     )
+    # good vs bad inside the stratum, against scipy too
+    xs, ys = reward[idx], gold[idx]
+    perm_a = scipy_stats.permutation_test(
+        (xs[ys >= 3.0], xs[ys < 3.0]),
+        lambda a, b, axis=-1: np.mean(a, axis=axis) - np.mean(b, axis=axis),
+        permutation_type="independent",
+        alternative="two-sided",
+        n_resamples=B,
+        vectorized=True,
+        rng=np.random.default_rng(42),
+    )
+    assert s_a.stratified.pvalue == pytest.approx(perm_a.pvalue, abs=1e-12)
+    assert "good − bad, p" in cal.table()
     assert cal.probability is None and "not probabilities" in cal.probability_note
 
 

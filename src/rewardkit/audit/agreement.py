@@ -73,6 +73,7 @@ class StratumAgreement(JsonMixin):
     mean_reward: float | None
     rank_agreement: RankAgreement | None
     note: str | None  # why rank agreement was not computed
+    stratified: StratifiedTest | None = None  # good vs bad inside the stratum (2+ of each)
 
 
 @dataclass(frozen=True)
@@ -145,13 +146,18 @@ class RewardCalibration(JsonMixin):
         if self.strata:
             lines += [
                 "",
-                f"| {d['strata_field']} | items | mean reward | Spearman ρ [CI] |",
-                "|---|---|---|---|",
+                f"| {d['strata_field']} | items | mean reward | Spearman ρ [CI] | good − bad, p |",
+                "|---|---|---|---|---|",
             ]
             for t in self.strata:
                 rho = _est(t.rank_agreement.spearman) if t.rank_agreement else t.note
                 mean = "–" if t.mean_reward is None else f"{t.mean_reward:.4f}"
-                lines.append(f"| {t.stratum} | {t.n} | {mean} | {rho} |")
+                sep = (
+                    f"{t.stratified.diff:+.4f}, p {t.stratified.pvalue:.4f}"
+                    if t.stratified is not None
+                    else "– (needs 2 good and 2 bad)"
+                )
+                lines.append(f"| {t.stratum} | {t.n} | {mean} | {rho} | {sep} |")
         if self.probability is not None:
             lines += [
                 "",
@@ -299,7 +305,17 @@ def calibrate_rewards(
                 )
                 continue
             ra_s = rank_agreement(sv, sg, n_resamples=b, confidence_level=level, rng=seed_t[0])
-            strata_out.append(StratumAgreement(s, len(idx), mean, ra_s, None))
+            sgood = [good[k] for k in idx]
+            n_g = sum(1 for v, g in zip(sv, sgood) if v is not None and g)
+            n_b = sum(1 for v, g in zip(sv, sgood) if v is not None and not g)
+            st_s = (
+                stratified_test(
+                    sv, sgood, n_resamples=b, confidence_level=level, alpha=a, rng=seed_t[0]
+                )
+                if n_g >= 2 and n_b >= 2
+                else None
+            )
+            strata_out.append(StratumAgreement(s, len(idx), mean, ra_s, None, st_s))
     groups = None
     if any(i.group is not None for i in j.items):
         groups = group_ordering(values, gold, [i.group for i in j.items])

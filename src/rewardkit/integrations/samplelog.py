@@ -142,9 +142,7 @@ class SampleLog:
             rec["prompt"] = _plain(episode.get("prompt"))
             rec["completion"] = _plain(episode.get("completion"))
             # what the reward saw, so that validate can replay it (token ids left out)
-            rec["episode"] = {
-                k: _plain(v) for k, v in episode.items() if k not in _NOT_REPLAYED
-            }
+            rec["episode"] = {k: _plain(v) for k, v in episode.items() if k not in _NOT_REPLAYED}
         return rec
 
     def write(
