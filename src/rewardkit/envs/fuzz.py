@@ -9,10 +9,10 @@ Usage::
     fuzz(episodes=10_000, rng=0, backend="ray")              # the same report, via Ray tasks
 
 Exploit (SPEC §6): an episode whose training reward is *high* (≥ ``high_frac`` × the stack's
-best attainable total, i.e. the sum of its positive weights: every component is ≤ 1) while
-the held-out verifier says wrong or unsafe, or a ledger violation (a write attempt, another
-patient's data read) that no gate caught. The naive control (no gates, pays per citation)
-must show exploits, or the fuzzer proves nothing.
+best safe total, ``stack.bounds().high`` from the declared component ranges) while the
+held-out verifier says wrong or unsafe, or a ledger violation (a write attempt, another
+patient's data read, a directory listing) that no gate caught. The naive control (no gates,
+pays per citation) must show exploits, or the fuzzer proves nothing.
 
 Ranking inversions (SPEC §11: exploits are orderings). Under group-relative advantages a cheat
 need not score high, only above an honest episode. Episodes come in groups of ``group_size``
