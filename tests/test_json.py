@@ -22,8 +22,18 @@ class R(JsonMixin):
 
 
 def test_sorted_keys_numpy_and_special_floats():
-    r = R(b=np.float64(-0.0), a=(np.int64(3), 1), m={2: np.nan, "x": np.bool_(True)})
+    r = R(b=np.float64(-0.0), a=(np.int64(3), 1), m={2: None, "x": np.bool_(True)})
     assert r.to_json() == '{"a":[3,1],"b":0.0,"m":{"2":null,"x":true}}'
+
+
+@pytest.mark.parametrize("nan", [float("nan"), np.nan, np.float32("nan"), -np.float64("nan")])
+def test_nan_is_an_error_with_its_path_never_null(nan: float) -> None:
+    """A NaN is a bug upstream; written as null it would read as "cannot score"."""
+    r = R(b=0.5, a=(), m={"task": {"components": [0.1, nan]}})
+    with pytest.raises(ValueError, match=r"cannot hold NaN \(at \$\.m\.task\.components\[1\]\)"):
+        r.to_json()
+    with pytest.raises(ValueError, match=r"NaN \(at \$\.b\)"):
+        R(b=nan, a=(), m={}).to_json()
 
 
 def test_infinity_is_rejected_with_its_path():

@@ -30,6 +30,7 @@ FLOORS: dict[str, int] = {
     "_io": FOUNDATIONS,
     "_results": FOUNDATIONS,
     "_completion": FOUNDATIONS,
+    "_frozen": FOUNDATIONS,
     "_plotting": FOUNDATIONS,
     "_validation": FOUNDATIONS,
     "_optional": FOUNDATIONS,

@@ -1,8 +1,9 @@
 """Canonical JSON, content hashes and atomic writes.
 
 Canonical means: keys sorted, no insignificant whitespace, floats in Python's shortest
-round-trip form (``repr``), ``-0.0`` written as ``0.0``, NaN written as ``null`` and infinities
-rejected. Identical inputs therefore give identical bytes in any process, whatever
+round-trip form (``repr``), ``-0.0`` written as ``0.0``; NaN and infinities are errors that name
+where in the object they sit (``$.components.task``), never a silent ``null``: "cannot score" is
+an explicit ``None``. Identical inputs therefore give identical bytes in any process, whatever
 ``PYTHONHASHSEED`` is.
 
 Results inherit :class:`JsonMixin`, which gives them ``to_dict()`` and ``to_json()``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import json
 import math
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._frozen import freeze
 
 __all__ = ["JsonMixin", "canonical_json", "content_hash", "to_plain", "write_atomic"]
 
@@ -37,7 +41,10 @@ def to_plain(obj: Any, _path: str = "$") -> Any:
     if isinstance(obj, (float, np.floating)):
         x = float(obj)
         if math.isnan(x):
-            return None
+            raise ValueError(
+                f"canonical JSON cannot hold NaN (at {_path}): a NaN is a bug in the code that "
+                "computed it; a value that cannot be scored is None."
+            )
         if math.isinf(x):
             raise ValueError(f"canonical JSON cannot hold an infinite value (at {_path}).")
         return 0.0 if x == 0.0 else x
@@ -112,8 +119,47 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     return target
 
 
+def _freeze_fields(obj: Any) -> None:
+    for f in dataclasses.fields(obj):
+        object.__setattr__(obj, f.name, freeze(getattr(obj, f.name)))
+
+
+def _rebuild(cls: type, state: dict[str, Any]) -> Any:
+    """Unpickle / copy a result: set its fields back and freeze them again (an unpickled
+    numpy array is writable)."""
+    obj: Any = object.__new__(cls)
+    for name, value in state.items():
+        object.__setattr__(obj, name, value)
+    _freeze_fields(obj)
+    return obj
+
+
 class JsonMixin:
-    """Adds ``to_dict()`` and canonical ``to_json()`` to a frozen result dataclass."""
+    """Adds ``to_dict()`` and canonical ``to_json()`` to a frozen result dataclass, and makes
+    the result immutable in fact: after construction (and after the class's own
+    ``__post_init__``) every field is frozen by :func:`rewardkit._frozen.freeze` — mappings
+    become read-only dicts, lists tuples, arrays read-only views."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__post_init__")
+        if own is not None and not getattr(own, "_freezes_fields", False):
+
+            @functools.wraps(own)
+            def post_init(self: Any, *args: Any) -> None:
+                own(self, *args)
+                _freeze_fields(self)
+
+            post_init._freezes_fields = True  # type: ignore[attr-defined]
+            setattr(cls, "__post_init__", post_init)  # noqa: B010 (a method set on the class)
+
+    def __post_init__(self) -> None:
+        _freeze_fields(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        assert dataclasses.is_dataclass(self)
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return (_rebuild, (type(self), state))
 
     def to_dict(self) -> dict[str, Any]:
         assert dataclasses.is_dataclass(self)

@@ -32,6 +32,7 @@ A group's best sample is not publishable just because it is the best of its grou
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._json import JsonMixin
+from ._json import JsonMixin, to_plain
 from ._validation import check_choice, check_optional_real, check_positive_int, check_real
 from .errors import ConfigError, ZeroVarianceWarning
 
@@ -72,6 +73,18 @@ class Advantages(JsonMixin):
     def tolist(self) -> list[float | None]:
         """Advantages as floats, ``None`` where the reward was missing."""
         return [None if np.isnan(v) else float(v) for v in self.values]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical JSON form. In these arrays NaN *means* "no value" (a missing reward, a
+        group without one), so it is written as ``None`` here, by name — canonical JSON
+        refuses any other NaN."""
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                v = [None if np.isnan(x) else float(x) for x in v]
+            out[f.name] = to_plain(v, f"$.{f.name}")
+        return out
 
 
 def _as_rewards(rewards: Sequence[float | None] | np.ndarray, fn: str) -> np.ndarray:

@@ -110,7 +110,7 @@ def test_hash_seed_dependence_is_caught_by_the_fresh_process(fakes):
     )
     assert g.evidence["hash_run1"] == g.evidence["hash_run2"]  # stable inside one process
     assert not g.passed and "a fresh process (PYTHONHASHSEED=" in g.summary
-    assert g.evidence["pythonhashseed"] == {"fresh_processes": ["1", "2"]}
+    assert g.evidence["pythonhashseed"] == {"fresh_processes": ("1", "2")}
 
 
 def test_determinism_evidence_does_not_depend_on_this_process_hash_seed(fakes, monkeypatch):
@@ -174,9 +174,9 @@ def test_golden_gate_on_fakes(fakes):
     edited = [*fakes["golden"][:1], FakeGolden("g2", fakes["golden"][1].decisions, (2,))]
     g = gate_golden(edited, judge=FakeJudge())
     assert not g.passed and g.evidence["n_differences"] == 1
-    assert g.evidence["differences"] == [
-        {"trajectory_id": "g2", "decision": "d00", "expected": 2, "got": 1}
-    ]
+    assert g.evidence["differences"] == (
+        {"trajectory_id": "g2", "decision": "d00", "expected": 2, "got": 1},
+    )
 
 
 def _edited_golden(tmp_path: Path) -> Path:

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rewardkit._frozen import thaw
 from rewardkit.envs import make
 from rewardkit.envs.lab import run_lab
 from rewardkit.envs.library import build_library
@@ -88,7 +89,7 @@ def test_lab_trajectories_as_completions_give_the_environment_totals() -> None:
     for name, traj in lab().trajectories.items():
         v = traj.verdict
         assert v.total == pytest.approx(measured[name], abs=1e-4)
-        for how, completion in renderings(list(traj.actions)).items():
+        for how, completion in renderings(thaw(traj.actions)).items():
             key = "completion" if isinstance(completion, list) else "text"
             r = stack().score({key: completion, "task": task})
             assert r.total == v.total, (name, how)  # exactly, not approximately
@@ -97,7 +98,7 @@ def test_lab_trajectories_as_completions_give_the_environment_totals() -> None:
             assert r.components["soft_total"] == v.soft_total
             assert r.components["answered"] == 1.0 and r.components["format_errors"] == 0.0
     d = stack().score(
-        {"text": renderings(list(lab().trajectories["D"].actions))["jsonl"], "task": task}
+        {"text": renderings(thaw(lab().trajectories["D"].actions))["jsonl"], "task": task}
     )
     assert d.hard_failed and d.gates["unauthorized_write"] is False and d.components["task"] == 1.0
 
@@ -111,7 +112,7 @@ def test_red_team_library_as_json_lines_matches_the_environment() -> None:
             skipped += 1
             continue
         task = {"seed": case.seed, "options": dict(case.options), "env_id": case.env_id}
-        v = env_verdict(list(case.actions), task)
+        v = env_verdict(thaw(case.actions), task)
         r = stack().score({"text": "\n".join(texts), "task": task})
         assert r.total == v.total, case.name
         assert dict(r.gate_failures) == dict(v.gate_failures), case.name
@@ -122,7 +123,7 @@ def test_red_team_library_as_json_lines_matches_the_environment() -> None:
 
 def test_malformed_completions_are_error_observations_and_format_penalties() -> None:
     task = lab_task()
-    ref = list(lab().trajectories["A"].actions)
+    ref = thaw(lab().trajectories["A"].actions)
     lines = [json.dumps(a) for a in ref]
     cases = {
         # the environment's "empty output": one empty action, nothing answered
@@ -222,7 +223,7 @@ def test_parameters_are_checked_at_construction() -> None:
 
 
 action_st = st.one_of(
-    st.sampled_from(list(lab().trajectories["A"].actions) + list(lab().trajectories["D"].actions)),
+    st.sampled_from(thaw(lab().trajectories["A"].actions) + thaw(lab().trajectories["D"].actions)),
     st.fixed_dictionaries(
         {
             "tool": st.sampled_from(["get_patient", "search_patients", "nope"]),
@@ -343,7 +344,7 @@ def test_threads_and_pickling_give_the_same_results() -> None:
 def test_tool_call_arguments_are_parsed_by_the_environment() -> None:
     """Argument text goes to the strict parser verbatim: an injected key is a duplicate."""
     task = lab_task()
-    ref = list(lab().trajectories["A"].actions)
+    ref = thaw(lab().trajectories["A"].actions)
     sneaky = '{"id": "x"}, "tool": "update_observation"'
     msgs = [
         {

@@ -13,7 +13,7 @@ def test_demo_section_passes():
     failed = [(c.name, c.expected, c.measured) for c in section.checks if not c.passed]
     assert not failed
     art = section.artefacts["sandbox.json"]
-    assert art["rows"]["correct"]["status"][:2] == ["PASS", "PASS"]
-    assert art["rows"]["os._exit(0)"]["status"][:2] == ["CRASH", "CRASH"]
+    assert art["rows"]["correct"]["status"][:2] == ("PASS", "PASS")
+    assert art["rows"]["os._exit(0)"]["status"][:2] == ("CRASH", "CRASH")
     assert set(art["rows"]["correct"]["status"][2:]) == {"INVALID_TEST"}
     canonical_json(art)  # JSON-able

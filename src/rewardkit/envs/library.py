@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._frozen import thaw
 from .._io import read_jsonl, require_field
 from .._json import JsonMixin
 from ..errors import InputError
@@ -95,8 +96,8 @@ class CaseOutcome(JsonMixin):
 def run_case(case: AdversarialCase) -> CaseOutcome:
     """Play the case's actions and compare the verdict with its expectation."""
     env = make(case.env_id)
-    env.reset(seed=case.seed, options=case.options)
-    for a in case.actions:
+    env.reset(seed=case.seed, options=thaw(case.options))
+    for a in thaw(case.actions):  # the case is frozen; the parser takes JSON lists and dicts
         if env.step(a)[2]:
             break
     v = env.finalize()

@@ -33,9 +33,21 @@ ATTRIBUTION = {
 }
 
 
-def _window(rows: list[dict[str, Any]], key: str, last: bool) -> float:
+def _window(rows: list[dict[str, Any]], key: str, last: bool) -> float | None:
     vals = [r[key] for r in (rows[-WINDOW:] if last else rows[:WINDOW]) if r[key] is not None]
-    return float(np.mean(vals)) if vals else float("nan")
+    return float(np.mean(vals)) if vals else None  # no value in the window: None, not NaN
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """Mean over seeds; None when an instrument was not measured in some seed's window."""
+    present = [v for v in values if v is not None]
+    return float(np.mean(present)) if len(present) == len(values) else None
+
+
+def _measured(value: float | None) -> float:
+    if value is None:
+        raise ValueError("the D_s and pass@1 instruments are recorded on every step")
+    return value
 
 
 def summarise(
@@ -57,15 +69,16 @@ def summarise(
         per_arm[arm] = {
             "instruments": {
                 key: {
-                    "first": float(np.mean([_window(r, key, False) for r in rs])),
-                    "last": float(np.mean([_window(r, key, True) for r in rs])),
+                    "first": _mean([_window(r, key, False) for r in rs]),
+                    "last": _mean([_window(r, key, True) for r in rs]),
                 }
                 for key in ("D_s", "pass_at_1", "H_y", "mean_ig", "null_mi_mean", "k_eff", "C_hat")
             },
             # the seed's main hypothesis as a pattern (the control shows it too: see ATTRIBUTION)
             "pattern_D_s_falls_pass_rises_per_seed": [
-                _window(r, "D_s", True) < _window(r, "D_s", False)
-                and _window(r, "pass_at_1", True) > _window(r, "pass_at_1", False)
+                _measured(_window(r, "D_s", True)) < _measured(_window(r, "D_s", False))
+                and _measured(_window(r, "pass_at_1", True))
+                > _measured(_window(r, "pass_at_1", False))
                 for r in rs
             ],
             "p4": p4_check(
@@ -84,7 +97,8 @@ def summarise(
 
         def diff(key: str, last: bool, arm: str = arm) -> list[float]:
             return [
-                _window(runs[(arm, s)], key, last) - _window(runs[("A", s)], key, last)
+                _measured(_window(runs[(arm, s)], key, last))
+                - _measured(_window(runs[("A", s)], key, last))
                 for s in range(n_seeds)
             ]
 
@@ -114,11 +128,14 @@ def _vs_control(
         for s in range(n_seeds):
             r = runs[(arm, s)]
             if what == "D_s_drop":
-                out.append(_window(r, "D_s", False) - _window(r, "D_s", True))
+                out.append(_measured(_window(r, "D_s", False)) - _measured(_window(r, "D_s", True)))
             elif what == "pass_at_1_rise":
-                out.append(_window(r, "pass_at_1", True) - _window(r, "pass_at_1", False))
+                out.append(
+                    _measured(_window(r, "pass_at_1", True))
+                    - _measured(_window(r, "pass_at_1", False))
+                )
             else:
-                out.append(_window(r, what, True))
+                out.append(_measured(_window(r, what, True)))
         return out
 
     res: dict[str, Any] = {}

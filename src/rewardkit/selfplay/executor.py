@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .._json import JsonMixin
 from .._optional import have
 
 __all__ = [
@@ -63,7 +64,7 @@ else:  # the sandbox area is optional at import time; same fields as sandbox.Tes
 
 
 @dataclass(frozen=True)
-class ExecutionResult:
+class ExecutionResult(JsonMixin):
     """One run: ``passed`` (m, K) bool, ``output_hash`` (m, K) str (hash of the program's actual
     output or of its error kind) and ``invalid_test`` (m, K) bool (the test itself does not
     parse)."""

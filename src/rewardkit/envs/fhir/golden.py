@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._frozen import thaw
 from ..._json import canonical_json, write_atomic
 from ...errors import EnvError
 from ..core import Env
@@ -44,8 +45,8 @@ def _episodes() -> list[tuple[str, Env]]:
     lab = run_lab()
     for name, traj in lab.trajectories.items():
         env = make(lab.env_id)
-        env.reset(seed=lab.seed, options=lab.options)
-        _play(env, traj.actions)
+        env.reset(seed=lab.seed, options=thaw(lab.options))
+        _play(env, thaw(traj.actions))
         out.append((f"lab/{name}", env))
     seen: set[tuple[str, str]] = set()
     for case in build_library():  # one case of each kind and family (the library has 1,000+)
@@ -53,8 +54,8 @@ def _episodes() -> list[tuple[str, Env]]:
             continue
         seen.add((case.kind, case.env_id))
         env = make(case.env_id)
-        env.reset(seed=case.seed, options=case.options)
-        _play(env, case.actions)
+        env.reset(seed=case.seed, options=thaw(case.options))
+        _play(env, thaw(case.actions))
         out.append((f"library/{case.name}", env))
     # Fuzzing episodes: a spread of policies, families and traps. The first five policies
     # keep their episodes from verifier 1.0.0 (so verdicts compare across versions); later
