@@ -34,6 +34,7 @@ import rewardkit
 from rewardkit._frozen import ReadOnlyDict, freeze, thaw
 from rewardkit._json import JsonMixin, canonical_json
 from rewardkit.levels import LevelMapping, Step
+from rewardkit.sandbox.cases import StdioTest
 
 SRC = Path(rewardkit.__file__).resolve().parent
 
@@ -71,6 +72,8 @@ RESULTS = sorted(
     key=lambda c: f"{c.__module__}.{c.__qualname__}",
 )
 
+LEDGER_ROW = "a row of the environment's ledger, reported inside its Verdict"
+
 # Public frozen dataclasses that are not results, and why (configs, specs, inputs).
 NOT_RESULTS = {
     "rewardkit.stack.Gate": "configuration of a stack (holds a callable)",
@@ -88,12 +91,30 @@ NOT_RESULTS = {
     "rewardkit.sandbox._confine.Plan": "the sandbox's confinement plan (internal)",
     "rewardkit.selfplay.executor.TestCase": "a test to run (input)",
     "rewardkit.selfplay.testgen.Universe": "a task's test universe (input to the simulation)",
+    "rewardkit.audit.data.Item": "a user's audit item (input)",
+    "rewardkit.audit.data.GoldenItem": "a user's golden item (input)",
+    "rewardkit.audit.data.SpikePair": "a user's spike-in pair (input)",
+    "rewardkit.audit.data.Joined": "items joined with their reward outputs (input to the gates)",
+    "rewardkit.audit.level_items.LevelItemReward": "a reward (configuration), not its output",
+    "rewardkit.audit.preset.BioauditInputs": "the bio-audit preset's inputs",
+    "rewardkit.audit.reward_gates.Probe": "a probe item (input to a gate)",
+    "rewardkit.learn.calibration.CalibrationTask": "an experiment's task (input)",
+    "rewardkit.learn.gating.GatingTask": "an experiment's task (input)",
+    "rewardkit.envs.sql.world.Scenario": "a generated world (input)",
+    "rewardkit.envs.sql.world.World": "a generated world (input)",
+    "rewardkit.envs.sql.data.Tables": "a generated database (input)",
+    "rewardkit.envs.sql.phi.PhiFinder": "the verifier's lookup tables (input)",
+    "rewardkit.envs.sql.verifier.SqlEpisode": "the verifier's input",
+    "rewardkit.envs.sql.engine.AuthEvent": LEDGER_ROW,
+    "rewardkit.envs.sql.engine.QueryRun": LEDGER_ROW,
+    "rewardkit.envs.sql.tools.LedgerEntry": LEDGER_ROW,
 }
 
 # Result types whose constructor validates its values: a valid instance by hand.
 FACTORIES: dict[str, Callable[[], Any]] = {
     "rewardkit.levels.LevelMapping": lambda: LevelMapping({0: 0.0, 1: 0.5, 2: 0.85}),
     "rewardkit.levels.Step": lambda: Step(3, "final"),
+    "rewardkit.sandbox.cases.StdioTest": lambda: StdioTest("1 2\n", "3\n", mode="tokens"),
 }
 
 

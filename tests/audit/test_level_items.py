@@ -59,7 +59,7 @@ def test_recipe_b_passes_range_determinism_spike_in_golden(data):
         "ablations": "not run",
         "golden": "pass",
     }
-    assert v.gate("range").evidence["declared_range"] == [0.0, 0.85]
+    assert v.gate("range").evidence["declared_range"] == (0.0, 0.85)
     assert v.gate("range").evidence["n_none"] == 1  # the all −1 item cannot be scored
 
 

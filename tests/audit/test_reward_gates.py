@@ -46,7 +46,7 @@ def _data(workdir):
 def test_the_example_reward_passes_all_five(workdir):
     v = validate_reward(load_reward("mathreward:make"), **_data(workdir))
     # the range is the stack's own: fail value −0.5 up to 1.0 + 0.1 · 1.0
-    assert v.gate("range").evidence["declared_range"] == [-0.5, 1.1]
+    assert v.gate("range").evidence["declared_range"] == (-0.5, 1.1)
     assert [(g.name, g.status) for g in v.gates] == [
         (n, "pass") for n in ("range", "determinism", "spike_in", "ablations", "golden")
     ]
@@ -152,11 +152,11 @@ def test_ablations_flag_a_component_without_effect(workdir):
     )
     g = validate_reward(r, items=read_items(workdir / "items.jsonl")).gate("ablations")
     assert g.status == "fail"
-    assert g.evidence["problems"] == [
+    assert g.evidence["problems"] == (
         "component 'dead' has no effect: dropping it changes no reward on the 120 items",
         "component 'shift' has no effect on any ranking: dropping it moves rewards but reorders "
         "no pair of the 120 items (a group-relative trainer sees no difference)",
-    ]
+    )
     # a constant shift changes every reward: only the ordering view flags it
     assert g.evidence["parts"]["shift"]["n_items_changed"] == 120
     assert g.evidence["parts"]["exact"]["n_pair_order_changes"] > 0

@@ -22,7 +22,9 @@ EXPECTED = {
     "bioaudit": ("Engine levels",),
     "sandbox": ("Statuses",),
 }
-AREA_SPECS = [s for s in SECTIONS if s.split(":")[0].split(".")[1] in EXPECTED]
+AREA_SPECS = [
+    s for s in SECTIONS if s.split(":")[0].removesuffix(".demo").rsplit(".", 1)[-1] in EXPECTED
+]
 
 
 def _size(png: bytes) -> tuple[int, int]:

@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from rewardkit._frozen import thaw
 from rewardkit.envs import make
 from rewardkit.envs.library import run_case
 from rewardkit.envs.sql.cases import (
@@ -47,8 +48,8 @@ def test_every_case_gets_its_expected_outcome_and_heldout_agrees(cases):
         out = run_case(case)
         assert out.matched, (case.name, out.mismatches)
         env = envs.setdefault(case.env_id, make(case.env_id))
-        env.reset(seed=case.seed, options=case.options)
-        for a in case.actions:
+        env.reset(seed=case.seed, options=thaw(case.options))
+        for a in thaw(case.actions):
             if env.step(a)[2]:
                 break
         held = env.heldout()
@@ -77,8 +78,8 @@ def test_removing_a_gate_breaks_its_cases(cases, gate):
     paid = 0
     for case in mine:
         env = make(case.env_id, verifier=stack)
-        env.reset(seed=case.seed, options=case.options)
-        for a in case.actions:
+        env.reset(seed=case.seed, options=thaw(case.options))
+        for a in thaw(case.actions):
             if env.step(a)[2]:
                 break
         v = env.finalize()
