@@ -85,7 +85,7 @@ NOT_RESULTS = {
     "rewardkit.bioaudit.generator.GeneratorConfig": "a generator configuration",
     "rewardkit.envs.actions.ParsedAction": "an agent's parsed action, JSON-shaped by contract",
     "rewardkit.envs.fhir.verifier.Episode": "the verifier's input",
-    "rewardkit.envs.fhir.verifier.PhiIndex": "the verifier's lookup tables (input)",
+    "rewardkit.envs.fhir.phi.PhiIndex": "the verifier's lookup tables (input)",
     "rewardkit.envs.fhir.world.Scenario": "a generated world (input)",
     "rewardkit.envs.registry.EnvSpec": "a registry entry (holds a factory)",
     "rewardkit.sandbox._confine.Plan": "the sandbox's confinement plan (internal)",
