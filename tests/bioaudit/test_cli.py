@@ -64,6 +64,7 @@ def test_audit_with_a_user_rulepack(capsys, tmp_path):
     pack = tmp_path / "mine.toml"
     pack.write_text(
         '[pack]\nparadigm = "mine"\nversion = "1"\nactions = ["step"]\n'
+        '[types.params]\nx = "number"\n'
         '[[rules]]\nid = "mine.r"\nactions = ["step"]\nlevel = 1\nrationale = "r"\n'
         'source = "Doe 2020"\nwhen = [{ field = "params.x", op = "gt", value = 1 }]\n'
     )

@@ -10,8 +10,11 @@ Usage::
     eng.audit(trajectory)                # one Judgment per decision; history = earlier decisions
 
 Levels (SPEC §3): an action the pack does not know is −1; a decision missing a
-``required_context`` key of any rule that applies to its action is −1 (cannot evaluate);
-otherwise the level is the minimum over the rules it violates, 3 if it violates none.
+``required_context`` key of any rule that applies to its action is −1 (cannot evaluate); so is a
+decision (or the earlier decision a rule looks back at) whose field holds a value of another
+type than the pack declares — ``"1"``, ``true``, NaN or Infinity where an int or a number is
+read is "cannot evaluate: params.<name> expected <type>; got <value>", never a pass.
+Otherwise the level is the minimum over the rules it violates, 3 if it violates none.
 
 The paradigm of a decision is the ``paradigm`` keyword, else ``context["paradigm"]``, else the
 pack's only paradigm; with several packs and no paradigm the decision is −1.
@@ -27,7 +30,7 @@ from typing import Any
 
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
-from .rules import SHIPPED, RulePack, load_rulepack
+from .rules import SHIPPED, Rule, RulePack, fields_read, load_rulepack, type_error
 
 __all__ = ["PARADIGMS", "Engine", "Judgment"]
 
@@ -125,6 +128,9 @@ class Engine:
                 tuple(r.id for r in blind),
                 f"cannot evaluate: missing context {', '.join(missing)}",
             )
+        wrong = self._wrong_types(pack, rules, decision, history)
+        if wrong is not None:
+            return wrong
         fired = [r for r in rules if r.fires(decision, history)]
         if not fired:
             return Judgment(3, (), "no rule violated")
@@ -133,6 +139,43 @@ class Engine:
             fired[0].level,
             tuple(r.id for r in fired),
             " | ".join(f"{r.id} (L{r.level}): {r.rationale}" for r in fired),
+        )
+
+    @staticmethod
+    def _wrong_types(
+        pack: RulePack,
+        rules: Sequence[Rule],
+        decision: Mapping[str, Any],
+        history: Sequence[Mapping[str, Any]],
+    ) -> Judgment | None:
+        """Level −1 when a field a rule reads holds a value of another type than declared."""
+        problems: dict[str, list[str]] = {}
+        for rule in rules:
+            for field, earlier in fields_read(rule):
+                source: Mapping[str, Any] | None = decision
+                if earlier is not None:
+                    prior = [d for d in history if d.get("action") == earlier]
+                    source = prior[-1] if prior else None
+                if source is None:
+                    continue
+                section, key = field.split(".", 1)
+                table = source.get(section)
+                if not isinstance(table, Mapping):
+                    if table is not None:  # "params": [...] or a string: nothing can be read
+                        what = f"{section} expected a table; got a {type(table).__name__}"
+                        problems.setdefault(what, []).append(rule.id)
+                    continue
+                if key not in table:
+                    continue
+                err = type_error(field, table[key], pack.types[field])
+                if err is not None:
+                    where = "" if earlier is None else f" (earlier '{earlier}' decision)"
+                    problems.setdefault(err + where, []).append(rule.id)
+        if not problems:
+            return None
+        first = sorted(problems)[0]
+        return Judgment(
+            UNEVALUABLE, tuple(dict.fromkeys(problems[first])), f"cannot evaluate: {first}"
         )
 
     def audit(

@@ -22,6 +22,18 @@ A pack file has a ``[pack]`` header and a list of ``[[rules]]``::
     source = "Luecken & Theis 2019, Mol Syst Biol 15:e8746 (doublet detection)"
     when = [{ field = "context.platform", op = "eq", value = "droplet" }]
 
+A pack declares the type of every field its rules read, in ``[types.context]`` and
+``[types.params]`` (``"int"``, ``"number"``, ``"bool"`` or ``"str"``)::
+
+    [types.context]
+    platform = "str"
+    n_cells = "int"
+
+A decision whose field holds a value of another type — ``"1"`` or ``true`` for an int, NaN or
+Infinity for a number, a list for a string — cannot be evaluated (level −1, "cannot evaluate:
+params.<name> expected <type>; got <value>"); it is never judged "no rule violated". Numbers
+must be finite with ``|x| <= 1e15``. A rule that reads an undeclared field is refused at load.
+
 ``when`` is a list of clauses that must all hold (an empty list always fires). A clause either
 tests the decision itself — ``field`` is ``params.<key>`` or ``context.<key>``, ``op`` one of
 ``eq ne lt le gt ge in not_in missing present`` — or, with ``earlier = "<action>"``, the earlier
@@ -48,7 +60,7 @@ from .._io import read_toml
 from .._json import JsonMixin, content_hash
 from ..errors import InputError
 
-__all__ = ["OPS", "Clause", "Rule", "RulePack", "load_rulepack"]
+__all__ = ["FIELD_TYPES", "OPS", "Clause", "Rule", "RulePack", "load_rulepack", "type_error"]
 
 FIELD_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "missing", "present")
 EARLIER_OPS = ("absent", "present")
@@ -59,10 +71,40 @@ _NO_VALUE = {"missing", "present", "absent"}
 _RULE_KEYS = {"id", "actions", "level", "required_context", "rationale", "source", "when"}
 _CLAUSE_KEYS = {"field", "op", "value", "earlier"}
 SHIPPED = ("deg", "pan", "scrna")
+MAX_MAGNITUDE = 10**15  # a declared int or number beyond this cannot be evaluated
+FIELD_TYPES = ("int", "number", "bool", "str")
+_TYPE_TEXT = {
+    "int": "int (|x| <= 1e15)",
+    "number": "number (finite, |x| <= 1e15)",
+    "bool": "bool (true or false)",
+    "str": "str",
+}
+
+
+def _has_type(x: Any, kind: str) -> bool:
+    if kind == "bool":
+        return isinstance(x, bool)
+    if kind == "str":
+        return isinstance(x, str)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    if isinstance(x, int):  # compared as an int: a 400-digit int must not reach float()
+        return abs(x) <= MAX_MAGNITUDE
+    return kind == "number" and math.isfinite(x) and abs(x) <= MAX_MAGNITUDE
+
+
+def type_error(field: str, value: Any, kind: str) -> str | None:
+    """``"params.n expected int (…); got '1'"`` when ``value`` is not a ``kind``, else None."""
+    if _has_type(value, kind):
+        return None
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{field} expected {_TYPE_TEXT[kind]}; got {shown}"
 
 
 def _number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    return _has_type(x, "number")
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -139,6 +181,7 @@ class RulePack(JsonMixin):
     version: str
     actions: tuple[str, ...]
     rules: tuple[Rule, ...]
+    types: Mapping[str, str]  # "params.alpha" → "number": the type of every field rules read
 
     @cached_property
     def hash(self) -> str:
@@ -146,6 +189,13 @@ class RulePack(JsonMixin):
 
     def rules_for(self, action: str) -> tuple[Rule, ...]:
         return tuple(r for r in self.rules if action in r.actions)
+
+
+def fields_read(rule: Rule) -> tuple[tuple[str, str | None], ...]:
+    """(field, earlier action or None) for every field ``rule`` reads, required context first."""
+    out = [(f"context.{k}", None) for k in rule.required_context]
+    out += [(c.field, c.earlier) for c in rule.when if c.field is not None]
+    return tuple(dict.fromkeys(out))
 
 
 def _shipped_path(name: str) -> Path:
@@ -251,11 +301,57 @@ def _rule(raw: Any, path: str, i: int, known: tuple[str, ...]) -> Rule:
     )
 
 
+def _types(raw: Any, path: str) -> dict[str, str]:
+    if raw is None:
+        return {}  # a pack whose rules read no field needs no [types]
+    if not isinstance(raw, dict):
+        raise _fail(path, None, "[types] must hold the tables [types.context], [types.params]")
+    out: dict[str, str] = {}
+    accepted = ", ".join(FIELD_TYPES)
+    for section, table in raw.items():
+        if section not in ("context", "params") or not isinstance(table, dict):
+            raise _fail(
+                path, None, f"[types] has '{section}'; accepted: [types.context], [types.params]"
+            )
+        for key, kind in table.items():
+            if kind not in FIELD_TYPES:
+                msg = f"[types.{section}].{key} must be one of {accepted}; got {kind!r}"
+                raise _fail(path, None, msg)
+            out[f"{section}.{key}"] = kind
+    return out
+
+
+def _check_rule_types(rule: Rule, types: Mapping[str, str], path: str) -> None:
+    for field, _ in fields_read(rule):
+        if field not in types:
+            section, _, key = field.partition(".")
+            raise _fail(
+                path,
+                rule.id,
+                f"reads {field}, which [types.{section}] does not declare (add {key} = "
+                f"one of {', '.join(repr(t) for t in FIELD_TYPES)})",
+            )
+    for i, c in enumerate(rule.when):
+        if c.field is None or c.op in _NO_VALUE:
+            continue
+        kind = types[c.field]
+        if c.op in _ORDER and kind not in ("int", "number"):
+            raise _fail(path, rule.id, f"when[{i}]: op '{c.op}' on {c.field}, declared {kind}")
+        values = c.value if c.op in ("in", "not_in") else (c.value,)
+        for v in values:
+            if not _has_type(v, "number" if kind == "int" and c.op in _ORDER else kind):
+                raise _fail(
+                    path, rule.id, f"when[{i}]: value {v!r} is not a {kind} ({c.field} is {kind})"
+                )
+
+
 def parse_rulepack(data: Mapping[str, Any], path: str = "<rulepack>") -> RulePack:
     """Validate a parsed TOML document into a :class:`RulePack` (errors name file and rule)."""
-    unknown = sorted(set(data) - {"pack", "rules"})
+    unknown = sorted(set(data) - {"pack", "rules", "types"})
     if unknown:
-        raise _fail(path, None, f"unknown top-level key '{unknown[0]}'; accepted: pack, rules")
+        raise _fail(
+            path, None, f"unknown top-level key '{unknown[0]}'; accepted: pack, rules, types"
+        )
     head = data.get("pack")
     if not isinstance(head, dict):
         raise _fail(path, None, "missing table [pack] with paradigm, version and actions")
@@ -274,9 +370,13 @@ def parse_rulepack(data: Mapping[str, Any], path: str = "<rulepack>") -> RulePac
         if r.id in seen:
             raise _fail(path, r.id, "duplicate rule id")
         seen.add(r.id)
+    types = _types(data.get("types"), path)
+    for r in rules:
+        _check_rule_types(r, types, path)
     return RulePack(
         paradigm=head["paradigm"],
         version=head["version"],
         actions=tuple(actions),
         rules=tuple(rules),
+        types=types,
     )
