@@ -193,7 +193,7 @@ class RulePack(JsonMixin):
 
 def fields_read(rule: Rule) -> tuple[tuple[str, str | None], ...]:
     """(field, earlier action or None) for every field ``rule`` reads, required context first."""
-    out = [(f"context.{k}", None) for k in rule.required_context]
+    out: list[tuple[str, str | None]] = [(f"context.{k}", None) for k in rule.required_context]
     out += [(c.field, c.earlier) for c in rule.when if c.field is not None]
     return tuple(dict.fromkeys(out))
 
