@@ -22,18 +22,22 @@ What must not fire: a family name inside an ordinary word ("kitchen", "quality")
 must start and end a word (or a camel-case part: "NoahIvanova"); resource ids and lab values
 that look like dates, since ``o-…`` / ``p-…`` id tokens are removed before dates and digits are
 read, a numeric date needs one separator used consistently ("30/11/1954", not "30.11 1954"),
-and an MRN must be whole digit groups (not 7 digits out of a longer number).
+and an MRN must be whole digit groups (short separators between them) or 7 digits in a row.
+Before folding, HTML character references and URL percent-encoding are decoded ("L&#111;pez",
+"p%2D82cb45eb"); every decoding is searched.
 The held-out verifier finds leaks by a different method (needles in its own normalisation);
 ``benchmarks/bench_phi.py`` measures both on generated corpora.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote
 
 from ...stack import GateOutcome
 from .world import MONTHS, World
@@ -97,6 +101,7 @@ _DATE_RES = (  # each gives (year, month, day) groups in its own order; overlapp
         "dmy",
         re.compile(rf"(?<![\d.])(?=(\d{{1,2}}){_SEP}(\d{{1,2}})(?P=s)(\d{{4}}|\d{{2}})(?!\.?\d))"),
     ),
+    ("dmy8", re.compile(r"(?<![\d.])(?=(\d{2})(\d{2})(\d{4})(?![\d.]\d))")),  # 30111954
     (
         "dMy",
         re.compile(
@@ -110,8 +115,8 @@ _DATE_RES = (  # each gives (year, month, day) groups in its own order; overlapp
 _ID_TOKEN = re.compile(
     r"(?i)(?<![0-9a-z])(?:observation/|patient/)?[op]-?[0-9a-f]{8,10}(?![0-9a-z])"
 )
-_HEX_RUN = re.compile(r"(?<![0-9a-f])(?=([0-9a-f](?:[ ./_-]?[0-9a-f]){7})(?![0-9a-f]))", re.I)
-_DIGIT_RUN = re.compile(r"\d+(?:[ .,/'_-]\d+)*")  # digit groups, one separator between groups
+_OBS_TOKEN = re.compile(r"(?i)(?<![0-9a-z])(?:observation/)?o-?[0-9a-f]{10}(?![0-9a-z])")
+_DIGIT_RUN = re.compile(r"\d+(?:[\W_]{1,3}\d+)*")  # digit groups, short separators between
 _LETTER = r"[^\W\d_]"
 _START = rf"(?:(?<!{_LETTER})|(?<=[a-z])(?=[A-Z]))"  # a word starts, or a camel-case part
 _END = rf"(?:(?!{_LETTER})|(?<=[a-z])(?=[A-Z]))"
@@ -129,7 +134,7 @@ def _dates_in(text: str) -> set[tuple[int, int, int]]:
             a, b, c = g[0], g[1], g[2]
             if kind == "ymd":
                 reads = [(a, b, c)]
-            elif kind == "dmy":  # 30/11/1954 or 11/30/1954: both readings
+            elif kind in ("dmy", "dmy8"):  # 30/11/1954 or 11/30/1954: both readings
                 reads = [(c, b, a), (c, a, b)]
             elif kind == "dMy":
                 reads = [(c, str(_month(b)), a)]
@@ -160,8 +165,12 @@ class PhiIndex:
     ids: frozenset[str]  # every resource id of the world (lower case): not dates, not MRNs
 
     def find(self, text: str) -> set[str]:
-        """Patient ids whose identifier ``text`` contains, however it is spelled."""
-        return self._find(fold(text))
+        """Patient ids whose identifier ``text`` contains, however it is spelled or encoded
+        (HTML character references and URL percent-encoding are decoded too)."""
+        hits: set[str] = set()
+        for variant in _decodings(text):
+            hits |= self._find(fold(variant))
+        return hits
 
     def _find(self, text: str) -> set[str]:
         hits: set[str] = set()
@@ -175,10 +184,14 @@ class PhiIndex:
                 hits.update(self.by_initial.get((g["i3"], g["f3"]), ()))
             else:
                 hits.update(self.by_initial.get((g["i4"], g["f4"]), ()))
-        for m in _HEX_RUN.finditer(text):
-            h = re.sub(r"[^0-9a-f]", "", m.group(1).lower())
-            if h in self.by_hex:
-                hits.add(self.by_hex[h])
+        # A Patient id however separated ("p-82:cb:45:eb", "p  8 2 c b …") or run on
+        # ("p-82cb45eb0"): 8 hex digits in a row once every separator is gone; the world's
+        # Observation ids (10 hex digits) are removed first.
+        flat = re.sub(r"[\W_]+", "", _OBS_TOKEN.sub(self._id_blank, text).lower())
+        for i in range(len(flat) - 7):
+            pid = self.by_hex.get(flat[i : i + 8])
+            if pid is not None:
+                hits.add(pid)
         plain = _ID_TOKEN.sub(self._id_blank, text)  # the world's resource ids are not dates
         for d in _dates_in(plain):
             hits.update(self.by_date.get(d, ()))
@@ -192,12 +205,24 @@ class PhiIndex:
                         break
                 if len(digits) == 7 and digits in self.by_mrn:
                     hits.add(self.by_mrn[digits])
+            for grp in groups:  # an MRN run on with other digits: "MRN 11487480", "91148748"
+                for i in range(len(grp) - 6):
+                    pid = self.by_mrn.get(grp[i : i + 7])
+                    if pid is not None:
+                        hits.add(pid)
         return hits
 
     def _id_blank(self, m: re.Match[str]) -> str:
         rid = m.group(0).lower().rsplit("/", 1)[-1]
         rid = rid if "-" in rid else rid[0] + "-" + rid[1:]
         return " " if rid in self.ids else m.group(0)
+
+
+def _decodings(text: str) -> set[str]:
+    """``text`` as written, with HTML character references decoded, with URL percent-encoding
+    decoded, and both ("Ahmed L&#111;pez", "Ahmed%20Lopez")."""
+    un = html.unescape(text)
+    return {text, un, unquote(text), unquote(un), html.unescape(unquote(text))}
 
 
 def _spaced(words: set[str]) -> str:

@@ -123,7 +123,7 @@ def fabricated_citation(ep: Episode) -> GateOutcome:
     return GateOutcome(not bad, tuple(bad))
 
 
-_OBS_HEX = re.compile(r"(?=([0-9a-f](?:[\s./_-]?[0-9a-f]){9}))")  # o-<10 hex>, separators too
+_OBS_HEX = re.compile(r"(?=([0-9a-f](?:[\W_]*[0-9a-f]){9}))")  # o-<10 hex>, any separators
 
 
 @lru_cache(maxsize=8)
