@@ -91,26 +91,43 @@ def recorded_action(action: Any) -> Any:
 
     Text is kept as is (bytes are decoded as UTF-8). Anything else is kept only if canonical
     JSON holds it exactly (it reads back equal, with the same types): a NaN (JSON would write
-    null), a tuple (a list), bytes, a set or 5,000-deep nesting become the string
+    null), a tuple (a list), bytes, a set, 5,000-deep nesting, or text with a lone surrogate
+    (which UTF-8, and so a snapshot, cannot hold) become the string
     ``"invalid action: <why>"``, which every environment rejects as malformed. So a replayed
     episode judges the same actions as the live one, and no action raises.
     """
     if isinstance(action, str):
-        return action
+        return action if _utf8_ok(action) else UNENCODABLE + _SURROGATE
     if isinstance(action, (bytes, bytearray)):
         try:
             return bytes(action).decode("utf-8")
         except UnicodeDecodeError:
             return UNENCODABLE + "bytes that are not UTF-8 text"
     try:
-        back = json.loads(canonical_json(action))
+        text = canonical_json(action)
+        back = json.loads(text)
     except RecursionError:
         return UNENCODABLE + "nested too deeply"
     except (TypeError, ValueError) as exc:
         return UNENCODABLE + f"not JSON ({str(exc)[:120]})"
+    if not _utf8_ok(text):
+        return UNENCODABLE + _SURROGATE
     if not _same_json(back, action):
         return UNENCODABLE + "holds values JSON cannot carry exactly (NaN, tuples, -0.0 …)"
     return back
+
+
+_SURROGATE = "text with a lone surrogate (not Unicode text that UTF-8 can hold)"
+
+
+def _utf8_ok(text: str) -> bool:
+    """``text`` can be written as UTF-8 (no lone surrogates such as ``"\\ud800"``), as a
+    snapshot must be."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _same_json(a: Any, b: Any) -> bool:
