@@ -90,9 +90,23 @@ def safe_bounds(
     ps = [_Part(w, *_contribution(w, lo, hi), req) for w, (lo, hi), req in parts if w != 0]
     if not ps:
         raise ConfigError("a reward stack needs at least one component with a non-zero weight")
-    if renormalize:
-        return StackBounds(_renorm_extreme(ps, low=True), _renorm_extreme(ps, low=False))
-    return StackBounds(_plain_extreme(ps, low=True), _plain_extreme(ps, low=False))
+    for w, (lo, hi), _ in parts:
+        ends = [x for x in (lo, hi) if math.isfinite(x)]
+        if any(not math.isfinite(w * x) for x in ends):
+            raise ConfigError(_OVERFLOW + f" Got weight {w:g} and range ({lo:g}, {hi:g}).")
+    try:
+        if renormalize:
+            return StackBounds(_renorm_extreme(ps, low=True), _renorm_extreme(ps, low=False))
+        return StackBounds(_plain_extreme(ps, low=True), _plain_extreme(ps, low=False))
+    except (OverflowError, ValueError):  # fsum: the totals themselves overflow a float
+        raise ConfigError(_OVERFLOW + " The sum of the components' extremes overflows.") from None
+
+
+_OVERFLOW = (
+    "The weights and ranges of a RewardStack's components must give totals a float can hold "
+    "(weight × a finite range end overflows to infinity, and then no fail value ranks below "
+    "every safe total). Scale the weights or ranges down."
+)
 
 
 def _plain_extreme(ps: list[_Part], *, low: bool) -> float:

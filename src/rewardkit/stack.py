@@ -433,9 +433,12 @@ class RewardStack:
             else:
                 total = math.fsum(w * v for w, v in present)
                 if self.renormalize:
-                    total *= math.fsum(abs(w) for w, _ in weighted) / math.fsum(
-                        abs(w) for w, _ in present
-                    )
+                    mass = math.fsum(abs(w) for w, _ in weighted)
+                    present_mass = math.fsum(abs(w) for w, _ in present)
+                    scaled = total * (mass / present_mass)
+                    # weights far apart (1e-200 present, 1e200 absent): the ratio overflows
+                    # although the weighted mean times the mass does not
+                    total = scaled if math.isfinite(scaled) else mass * (total / present_mass)
         return RewardResult(
             total=total,
             hard_failed=hard_failed,
