@@ -101,8 +101,8 @@ def setup_child(
         (resource.RLIMIT_FSIZE, 1 << 20, 1 << 20),
         (resource.RLIMIT_NOFILE, 64, 64),
         (resource.RLIMIT_CORE, 0, 0),
-        # Always: after the uid drop it is 65534's own cap; without the drop it is our uid's
-        # task count plus a margin (see _pool.nproc_cap).  Root alone ignores it.
+        # Always: after the uid drop it is the cap of the worker's own uid; without the drop it
+        # is our uid's task count plus a margin (see _pool.nproc_cap).  Root alone ignores it.
         (resource.RLIMIT_NPROC, nproc, nproc),
     ]
     for which, soft, hard in limits:

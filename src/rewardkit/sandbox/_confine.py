@@ -75,7 +75,7 @@ class Plan:
             else {"path": self.bwrap, "source": self.bwrap_source, "version": self.bwrap_version},
             "landlock_abi": self.landlock_abi,
             "seccomp": f"allow-list of {len(ALLOWED)} system calls" if self.bpf else None,
-            "uid": "65534 (dropped from root)" if self.root else f"{self.uid} (not root)",
+            "uid": "one per worker (dropped from root)" if self.root else f"{self.uid} (not root)",
             "readable": list(self.read),
             "hidden": list(self.hidden),
             "writable": "a fresh per-program directory"
@@ -202,7 +202,8 @@ def bwrap_args(
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]  # fmt: skip
     if not root:  # without a user namespace an unprivileged bwrap cannot set anything up
         args += ["--unshare-user", "--disable-userns"]
-    # As root there is no user namespace: the children drop to 65534, and RLIMIT_NPROC binds.
+    # As root there is no user namespace: the children drop to a uid of their worker's own
+    # (_pool.worker_uid), and RLIMIT_NPROC binds.
     # The private /tmp first: readable paths under /tmp (a checkout there) are bound on top.
     args += ["--perms", "0755"]
     if size_cap:  # bubblewrap ≥ 0.10

@@ -94,9 +94,10 @@ def make_ruleset(
             except OSError:
                 continue
             try:
-                if not os.path.isdir(path):
-                    rights &= FILE_ONLY
-                rule = ctypes.create_string_buffer(struct.pack("<Qi", rights & fs, pfd), 12)
+                # Per path: a file met earlier must not narrow the directories after it (they
+                # would lose READ_DIR, and the import system could not list a package).
+                granted_rights = rights if os.path.isdir(path) else rights & FILE_ONLY
+                rule = ctypes.create_string_buffer(struct.pack("<Qi", granted_rights & fs, pfd), 12)
                 if _syscall(libc, SYS_ADD_RULE, fd, RULE_PATH_BENEATH, rule, 0) != 0:
                     err = ctypes.get_errno()
                     os.close(fd)

@@ -37,7 +37,12 @@ IN_FLIGHT = 2  # jobs queued per worker, so it never waits for the next one
 ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # fmt: skip
 Cell = tuple[int, int, str, float, str]  # (row, test index, kind, duration_s, payload)
-NPROC_DROPPED = 64  # RLIMIT_NPROC of uid 65534 after the drop, threads included
+NPROC_DROPPED = 64  # RLIMIT_NPROC of a worker's own uid after the drop, threads included
+# As root each worker's children drop to a uid of their own: RLIMIT_NPROC counts the tasks of a
+# uid machine-wide, so a shared uid would let a program holding 64 threads on one worker make the
+# threads (and the standard-input feeder) of honest programs on the other workers fail.  Unused
+# by any account: UID_BASE + 256·(pid of the sandbox process mod 2^22) + worker slot.
+UID_BASE, UID_SLOTS = 1 << 30, 256
 NPROC_MARGIN = 64  # without the drop: tasks a program may add to the uid's current count
 NPROC_PER_WORKER = 4  # bwrap, its pid-1 init, the zygote and its current child
 
@@ -83,6 +88,11 @@ def uid_tasks(uid: int) -> int:
 
 def _is_package(path: str, packages: tuple[str, ...]) -> bool:
     return os.path.basename(path) in packages
+
+
+def worker_uid(pid: int, slot: int) -> int:
+    """The uid the children of worker ``slot`` of the sandbox process ``pid`` drop to (root)."""
+    return UID_BASE + (pid % (1 << 22)) * UID_SLOTS + slot % UID_SLOTS
 
 
 def nproc_cap(drops_uid: bool, workers: int, as_uid: int | None = None) -> int:
@@ -265,7 +275,7 @@ class LocalPool:
             "op": "init",
             "timeout_s": timeout_s,
             "memory_mb": memory_mb,
-            "uid": 65534 if root else None,
+            "uid": worker_uid(os.getpid(), 0) if root else None,  # per worker: _worker_cfg
             "nproc": nproc_cap(root, workers, as_uid),  # threads included: caps the bombs
             "bpf": self.plan.bpf,
             "landlock": self.plan.landlock_abi if self.plan.confinement != "none" else 0,
@@ -283,12 +293,17 @@ class LocalPool:
         self.forks = 0
         self._start()
 
-    def _spawn(self, n: int = 1) -> list[_Worker]:
+    def _worker_cfg(self, slot: int) -> dict:
+        if self.cfg["uid"] is None:
+            return self.cfg
+        return {**self.cfg, "uid": worker_uid(os.getpid(), slot)}
+
+    def _spawn(self, n: int = 1, first: int = 0) -> list[_Worker]:
         """Start ``n`` workers; a start that fails (the worker died before or during its
         handshake) is tried once more, then a clear error."""
         for _ in range(2):
             try:
-                return self._try_spawn(n)
+                return self._try_spawn(n, first)
             except _NotConfined:
                 raise
             except (RewardkitError, OSError):
@@ -298,11 +313,12 @@ class LocalPool:
             f"({' '.join(self.prefix[:1])} {self.plan.python} -I -S {WORKER})."
         )
 
-    def _try_spawn(self, n: int) -> list[_Worker]:
+    def _try_spawn(self, n: int, first: int) -> list[_Worker]:
         started: list[_Worker] = []
         try:
-            for _ in range(n):
-                started.append(_Worker(self.cfg, self.prefix, self.plan.python, self.popen_kw))
+            for slot in range(first, first + n):
+                cfg = self._worker_cfg(slot)
+                started.append(_Worker(cfg, self.prefix, self.plan.python, self.popen_kw))
             ready = [w.handshake() for w in started]
         except (RewardkitError, OSError):
             for w in started:
@@ -394,7 +410,7 @@ class LocalPool:
                     dead = w.proc.poll() is not None
                     if w.jobs and (dead or now - w.heard > self.stall_s):
                         sel.unregister(w.rfd)
-                        self.workers[k] = self._replace(w, cells, queue, tests_msg)
+                        self.workers[k] = self._replace(w, k, cells, queue, tests_msg)
                         sel.register(self.workers[k].rfd, selectors.EVENT_READ, self.workers[k])
         finally:
             sel.close()
@@ -426,7 +442,9 @@ class LocalPool:
                 w.heard = -1e18
                 return
 
-    def _replace(self, w: _Worker, cells: dict, queue: deque, tests_msg: dict) -> _Worker:
+    def _replace(
+        self, w: _Worker, slot: int, cells: dict, queue: deque, tests_msg: dict
+    ) -> _Worker:
         """A worker died or stalled: its current cell is a CRASH, the rest of its rows go back
         to the queue, and a fresh worker takes its place."""
         w.kill()
@@ -437,6 +455,6 @@ class LocalPool:
                 missing = missing[1:]
             if missing:
                 queue.appendleft(_Job(job.row, missing))
-        (fresh,) = self._spawn()
+        (fresh,) = self._spawn(1, slot)
         fresh.send(tests_msg)
         return fresh
