@@ -34,13 +34,17 @@ def read_jsonl(
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a leading byte-order mark is dropped
     except FileNotFoundError:
         raise InputError("no such file", path=str(p)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; expected a JSONL file", path=str(p)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=str(p)) from None
     out: list[Any] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Records end at "\n" (and "\r\n") only: str.splitlines() would also cut at U+2028,
+    # U+0085, form feeds…, which JSON allows raw inside a string.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -48,6 +52,12 @@ def read_jsonl(
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(p), line=lineno
+            ) from None
+        except RecursionError:
+            raise InputError(
+                "not readable JSON: nested deeper than the JSON parser allows (about 1,000 levels)",
+                path=str(p),
+                line=lineno,
             ) from None
         if not isinstance(obj, dict):
             raise InputError(

@@ -22,8 +22,10 @@ statistic):
 * for a probability-valued reward (every reward in [0, 1]) against binary gold: ECE, Brier
   and the reliability diagram (:func:`rewardkit.stats.probability.reliability`).
 
-Acceptance: good items score higher than bad ones (diff > 0, p < alpha) when both groups exist,
-and the intervals are seed-stable. Everything else is evidence.
+Acceptance: good items score higher than bad ones (diff > 0, p < alpha), the intervals are
+seed-stable, and (when the reward was run here) it raised on no item. Everything else is
+evidence. ``outcome`` is "pass", "fail" (a criterion failed) or "incomplete" (every criterion
+that ran passed, but good vs bad could not run: fewer than two scored good or bad items).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._results import Check
 from .._validation import check_positive_int, check_real
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..stats import (
     DEFAULT_SEEDS,
     RankAgreement,
@@ -91,7 +93,8 @@ class RewardCalibration(JsonMixin):
     probability: Reliability | None
     probability_note: str | None
     acceptance: tuple[Check, ...]
-    passed: bool
+    passed: bool  # every criterion ran and passed
+    outcome: str = "pass"  # "pass", "fail" or "incomplete" (good vs bad not run)
 
     def table(self) -> str:
         """A Markdown summary in the data's own terms (file names, strata, components)."""
@@ -103,7 +106,13 @@ class RewardCalibration(JsonMixin):
             f"{d['n_matched']} items matched by id ({d['n_reward_none']} with a null reward "
             f"left out; {d['n_items_without_reward']} gold items had no reward record, "
             f"{d['n_rewards_without_item']} reward records had no gold item). "
-            f"Good items: {d['good_rule']}.",
+            f"Good items: {d['good_rule']}."
+            + (
+                f" The reward raised on {d['n_reward_errors']} item(s); first: "
+                f"{d['first_reward_error']}."
+                if d.get("n_reward_errors")
+                else ""
+            ),
             "",
             "| statistic | value [CI] |",
             "|---|---|",
@@ -177,6 +186,11 @@ class RewardCalibration(JsonMixin):
             lines.append(
                 f"| {c.name} | {c.expected} | {c.measured} | {'pass' if c.passed else 'FAIL'} |"
             )
+        if self.stratified is None:
+            lines.append(
+                f"| good items score higher than bad ones | diff > 0 and p < "
+                f"{self.preregistration['alpha']:g} | {self.stratified_note} | NOT RUN |"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -212,6 +226,7 @@ def calibrate_rewards(
     names: Mapping[str, str] | None = None,
     strata_field: str = "stratum",
     n_repeats: int = 0,
+    errors: Mapping[str, str] | None = None,
     out: str | Path | None = None,
     plots: bool = False,
 ) -> RewardCalibration:
@@ -220,6 +235,8 @@ def calibrate_rewards(
     ``report`` extra) calibration-reliability.png for a probability-valued reward.
 
     ``names``: how the report calls the inputs (``{"rewards": "run.jsonl", "gold": ...}``).
+    ``errors``: item id -> what the reward raised on it, when the reward was run to make
+    ``rewards`` (its value is then null); any error fails the acceptance.
     """
     fn = "calibrate_rewards"
     b = check_positive_int(n_resamples, "n_resamples", fn)
@@ -262,6 +279,19 @@ def calibrate_rewards(
 
     values = [r.reward for r in j.rewards]
     gold = [i.gold_value for i in j.items]
+    errs = {k: v for k, v in (errors or {}).items() if k in {i.id for i in j.items}}
+    first_error = next(
+        (f"{i.where} (id {i.id!r}): {errs[i.id]}" for i in j.items if i.id in errs), None
+    )
+    n_scored = sum(v is not None for v in values)
+    if n_scored < 2:
+        why = f"; the reward raised on {len(errs)} (first: {first_error})" if errs else ""
+        raise InputError(
+            f"only {n_scored} of {len(values)} matched items have a reward (null = cannot "
+            f"score){why}; calibration needs at least 2 scored items",
+            path=names.get("rewards") or None,
+            field="reward",
+        )
     per_seed = [
         rank_agreement(values, gold, n_resamples=b, confidence_level=level, rng=s) for s in seed_t
     ]
@@ -335,6 +365,15 @@ def calibrate_rewards(
         )
 
     acceptance = []
+    if errs:
+        acceptance.append(
+            Check(
+                "the reward scores every item without raising",
+                "0 errors",
+                f"raised on {len(errs)} of {len(values)} items (first: {first_error})",
+                False,
+            )
+        )
     if stratified is not None:
         acceptance.append(
             Check(
@@ -344,15 +383,20 @@ def calibrate_rewards(
                 stratified.significant,
             )
         )
+    undefined = per_seed[0].spearman.value is None
     acceptance.append(
         Check(
             f"intervals seed-stable over {len(seed_t)} seeds",
             f"identical points, bounds within {tol:g}",
-            f"points {'identical' if stability.points_identical else 'differ'}, max spread "
-            f"{stability.max_bound_spread:.4f}",
-            stability.stable,
+            "ρ undefined (constant reward or gold): no interval to compare"
+            if undefined
+            else f"points {'identical' if stability.points_identical else 'differ'}, max "
+            f"spread {stability.max_bound_spread:.4f}",
+            stability.stable and not undefined,
         )
     )
+    all_ran_passed = all(c.passed for c in acceptance)
+    outcome = "fail" if not all_ran_passed else ("incomplete" if stratified is None else "pass")
     data = {
         "rewards_name": names.get("rewards", "rewards"),
         "gold_name": names.get("gold", "gold"),
@@ -362,6 +406,8 @@ def calibrate_rewards(
         "n_items_without_reward": j.n_items_without_reward,
         "n_rewards_without_item": j.n_rewards_without_item,
         "n_repeated_reward_records": n_repeats,
+        "n_reward_errors": len(errs),
+        "first_reward_error": first_error,
         "good_rule": good_rule,
         "strata_field": strata_field,
     }
@@ -379,7 +425,8 @@ def calibrate_rewards(
         probability=prob,
         probability_note=prob_note,
         acceptance=tuple(acceptance),
-        passed=all(c.passed for c in acceptance),
+        passed=outcome == "pass",
+        outcome=outcome,
     )
     if outdir is not None:
         write_atomic(outdir / "calibration.json", cal.to_json(indent=1) + "\n")

@@ -303,6 +303,7 @@ def _calibrate_user(
         )
     items = read_items(gold_path, require_gold=True, strata_field=strata_field)
     repeats = 0
+    errors: dict[str, str] = {}
     if rewards_path is not None:
         records, repeats = read_rewards(rewards_path)
         rewards_name = str(rewards_path)
@@ -313,8 +314,10 @@ def _calibrate_user(
         r = load_reward(reward_spec)
         records = ()
         for it in items:
-            s = r.score(it.reward_input())
-            records += (RewardRecord(it.id, s.value, dict(s.components), it.source),)
+            sc = r.score(it.reward_input())
+            records += (RewardRecord(it.id, sc.value, dict(sc.components), it.source),)
+            if sc.error is not None:
+                errors[it.id] = sc.error
         rewards_name = reward_spec
     cal = calibrate_rewards(
         items,
@@ -325,6 +328,7 @@ def _calibrate_user(
         names={"rewards": rewards_name, "gold": str(gold_path)},
         strata_field=strata_field,
         n_repeats=repeats,
+        errors=errors,
         out=out,
         plots=plots and have("matplotlib"),
     )
@@ -337,6 +341,7 @@ def _calibrate_user(
         click.echo(
             canonical_json(
                 {
+                    "outcome": cal.outcome,
                     "passed": cal.passed,
                     "out": out.as_posix(),
                     "calibration": cal.to_dict(),
@@ -356,8 +361,8 @@ def _calibrate_user(
         click.echo(
             f"written to {out}/: preregistration.json, calibration.json, calibration.md{png}"
         )
-    if not cal.passed:
-        ctx.exit(1)
+    if cal.outcome != "pass":
+        ctx.exit(1 if cal.outcome == "fail" else 4)
 
 
 def _calibrate_preset(

@@ -17,6 +17,7 @@ Item files (JSONL, one object per line):
 ``group``       optional: items of one group were scored together (one prompt's completions);
                 rank agreement inside groups is what group-relative training sees
 anything else   the fields your reward reads; the reward gets every field except ``gold``
+                (on a golden item also except ``expected`` and ``expected_components``)
 =============== ==============================================================================
 
 Reward files (JSONL): ``{"id", "reward": number | null}`` plus optional component values,
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -98,8 +99,11 @@ def _is_sample_log(path: str | Path) -> bool:
     return False
 
 
-# Fields a reward never sees: the answers it is audited against.
-_HIDDEN = frozenset({"gold", "expected", "expected_components"})
+# Fields a reward never sees: the answers it is audited against. ``gold`` everywhere; the
+# golden answers only on golden items (elsewhere ``expected`` is the user's own field, e.g.
+# the expected JSON a reward compares a completion with).
+_HIDDEN = frozenset({"gold"})
+_GOLDEN_HIDDEN = frozenset({"gold", "expected", "expected_components"})
 
 
 @dataclass(frozen=True)
@@ -113,10 +117,12 @@ class Item:
     group: str | None
     fields: Mapping[str, Any]
     source: tuple[str, int] = ("<memory>", 0)
+    hidden: frozenset[str] = _HIDDEN  # golden items also hide expected, expected_components
 
     def reward_input(self) -> dict[str, Any]:
-        """What a reward sees: every field except ``gold`` (a fresh dict each call)."""
-        return {k: v for k, v in self.fields.items() if k not in _HIDDEN}
+        """What a reward sees: every field except ``gold`` (and on a golden item, its
+        ``expected`` answers); a fresh dict each call."""
+        return {k: v for k, v in self.fields.items() if k not in self.hidden}
 
     @property
     def where(self) -> str:
@@ -354,7 +360,7 @@ def read_golden(path: str | Path) -> tuple[GoldenItem, ...]:
     plus the fields the reward reads; or an adapter's sample log, whose logged rewards are the
     expected values (the run replayed)."""
     records = {r.id: r for r in read_rewards(path)[0]} if _is_sample_log(path) else None
-    items = read_items(path)
+    items = [replace(i, hidden=_GOLDEN_HIDDEN) for i in read_items(path)]
     out = []
     for it in items:
         p, line = it.source

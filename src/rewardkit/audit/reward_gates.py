@@ -38,7 +38,7 @@ from typing import Any, Literal
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
 from .data import GoldenItem, SpikePair
-from .userreward import ItemScore, UserReward, scores_json
+from .userreward import ItemScore, UserReward, scores_json, user_code
 
 __all__ = [
     "GATE_NAMES",
@@ -120,6 +120,11 @@ def gate_range(
                     f"{p.where} (id {p.id!r}): reward {s.value!r} outside the declared range "
                     f"[{lo:g}, {hi:g}]"
                 )
+    if probes and not scored and not problems:
+        problems.append(
+            f"the reward scored none of the {len(probes)} items (None on every one): a reward "
+            f"that cannot score anything is not a reward"
+        )
     if len(scored) >= 2 and len(set(scored)) == 1:
         problems.append(
             f"the reward is {scored[0]!r} on all {len(scored)} scored items: a constant carries "
@@ -261,7 +266,8 @@ def gate_spike_in(
     if perturb is not None:
         for pr in perturb_items:
             try:
-                bad = perturb(dict(pr.item))
+                with user_code():
+                    bad = perturb(dict(pr.item))
             except Exception as exc:
                 problems.append(
                     f"{pr.where} (id {pr.id!r}): the perturbation raised "

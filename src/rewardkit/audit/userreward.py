@@ -16,13 +16,15 @@ components' declared ranges); ``--range LOW:HIGH`` overrides both.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
 import math
+import numbers
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,16 @@ from .._json import JsonMixin, canonical_json
 from ..errors import InputError
 from ..stack import RewardStack
 
-__all__ = ["ItemScore", "UserReward", "load_reward", "scores_json"]
+__all__ = ["ItemScore", "UserReward", "load_reward", "scores_json", "user_code"]
+
+
+@contextlib.contextmanager
+def user_code() -> Iterator[None]:
+    """Run the user's code (import, factory, reward, perturbation) with ``print`` sent to
+    stderr: what it prints must never mix into ``--json`` output or the determinism gate's
+    byte comparison."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 @dataclass(frozen=True)
@@ -89,17 +100,20 @@ class UserReward:
 
     def score(self, item: Mapping[str, Any]) -> ItemScore:
         if self.stack is not None:
-            r = self.stack.score(dict(item))
+            with user_code():
+                r = self.stack.score(dict(item))
             err = "; ".join(f"{k}: {v}" for k, v in sorted(r.errors.items())) or None
             return ItemScore(r.total, dict(r.components), dict(r.gates), err)
         fn: Any = self.target
         try:
-            out = fn(dict(item))
+            with user_code():
+                out = fn(dict(item))
         except Exception as exc:  # a crashing reward is data
             return ItemScore(None, error=f"{type(exc).__name__}: {exc}")
         if out is None:
             return ItemScore(None)
-        if isinstance(out, bool) or not isinstance(out, (int, float)):
+        # any real number (numpy and torch scalars included), never a bool or a numpy bool
+        if isinstance(out, bool) or not isinstance(out, numbers.Real):
             return ItemScore(
                 None, error=f"returned {type(out).__name__} {out!r:.40}; a float or None expected"
             )
@@ -150,6 +164,31 @@ def _add_cwd(cwd: str | Path | None) -> str:
     return d
 
 
+def _kind(obj: Any) -> str:
+    if isinstance(obj, type):
+        return f"the class {obj.__name__} (not an instance: return the reward, not its type)"
+    return f"an object of type {type(obj).__name__}"
+
+
+def _refuse_stdlib_name(module: str, where: str, spec: str, param: str) -> None:
+    """A user file named like a standard-library module: Python imports one or the other
+    depending on what ran before (and the user file shadows the library for every import
+    after it). Refuse it by name instead of failing somewhere later."""
+    top = module.split(".")[0]
+    if top not in sys.stdlib_module_names:
+        return
+    mine = [p for p in (Path(where) / f"{top}.py", Path(where) / top) if p.exists()]
+    if mine:
+        raise InputError(
+            f"{mine[0].name} in {where} has the name of the standard-library module '{top}', "
+            f"which Python may import instead of it (and it would shadow the library for "
+            f"everything else); rename your file (e.g. my_{top}.py) and use my_{top}:"
+            f"{spec.partition(':')[2]}",
+            path=str(mine[0]),
+            field=param,
+        )
+
+
 def load_reward(spec: str, *, cwd: str | Path | None = None, param: str = "--reward") -> UserReward:
     """Import ``module:attr`` with ``cwd`` (default: the working directory) on the path."""
     module, sep, attr = spec.partition(":") if isinstance(spec, str) else ("", "", "")
@@ -160,6 +199,7 @@ def load_reward(spec: str, *, cwd: str | Path | None = None, param: str = "--rew
             field=param,
         )
     where = _add_cwd(cwd)
+    _refuse_stdlib_name(module, where, spec, param)
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -172,7 +212,8 @@ def load_reward(spec: str, *, cwd: str | Path | None = None, param: str = "--rew
         )
     origin = found.origin or module
     try:
-        obj: Any = importlib.import_module(module)
+        with user_code():
+            obj: Any = importlib.import_module(module)
     except Exception as exc:
         raise InputError(
             f"importing {origin} raised {type(exc).__name__}: {exc}", path=origin, field=param
@@ -211,16 +252,16 @@ def load_reward(spec: str, *, cwd: str | Path | None = None, param: str = "--rew
             field=param,
         )
     try:
-        made = obj()
+        with user_code():
+            made = obj()
     except Exception as exc:
         raise InputError(
             f"calling {spec!r} raised {type(exc).__name__}: {exc}", path=origin, field=param
         ) from None
-    if isinstance(made, RewardStack) or callable(made):
+    if isinstance(made, RewardStack) or (callable(made) and not isinstance(made, type)):
         return UserReward(made, spec=spec)
     raise InputError(
-        f"{spec!r} returned a {type(made).__name__}; expected reward(item) -> float | None "
-        f"or a RewardStack",
+        f"{spec!r} returned {_kind(made)}; expected reward(item) -> float | None or a RewardStack",
         path=origin,
         field=param,
     )
@@ -232,6 +273,7 @@ def load_function(spec: str, *, param: str, cwd: str | Path | None = None) -> Ca
     if not sep or not module or not attr:
         raise InputError(f"expected 'module:function'; got {spec!r}", field=param)
     where = _add_cwd(cwd)
+    _refuse_stdlib_name(module, where, spec, param)
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -243,7 +285,8 @@ def load_function(spec: str, *, param: str, cwd: str | Path | None = None) -> Ca
             field=param,
         )
     try:
-        obj: Any = importlib.import_module(module)
+        with user_code():
+            obj: Any = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except Exception as exc:
