@@ -10,6 +10,8 @@ turns them into one line on stderr and exit status 2.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,9 @@ import click
 
 from ._json import canonical_json, content_hash, write_atomic
 from ._version import __version__
+from .errors import ConfigError
 
-__all__ = ["common_options", "resolve_settings", "write_artefacts"]
+__all__ = ["check_out", "common_options", "resolve_settings", "write_artefacts"]
 
 
 def common_options(f: Any) -> Any:
@@ -47,7 +50,37 @@ def resolve_settings(
     root = ctx.find_root().params
     j = as_json if as_json is not None else bool(root.get("as_json"))
     o = out if out is not None else (root.get("out") or Path("out"))
+    check_out(o)
     return j, o
+
+
+def check_out(out: Path) -> None:
+    """Refuse an --out folder that cannot be created or written, before any work is done.
+
+    Accepted: an existing writable directory, or a path whose nearest existing ancestor is a
+    writable directory (the folders are made when the artefacts are written)."""
+    accepted = "(a directory that exists or can be created, and is writable)"
+    if out.is_symlink() and not out.exists():
+        raise ConfigError(f"--out {out}: a symbolic link to nothing {accepted}")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file, not a directory {accepted}")
+    probe = out
+    while not probe.exists():
+        if probe.is_symlink():
+            raise ConfigError(f"--out {out}: {probe} is a symbolic link to nothing {accepted}")
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ConfigError(f"--out {out}: {probe} is a file, not a directory {accepted}")
+    try:  # os.access says yes to root even where nothing can be written (/proc, read-only)
+        fd, tmp = tempfile.mkstemp(prefix=".rewardkit-probe-", dir=probe)
+    except OSError as exc:
+        raise ConfigError(
+            f"--out {out}: {probe} is not writable: {exc.strerror} {accepted}"
+        ) from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def write_artefacts(

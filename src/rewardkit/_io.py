@@ -13,9 +13,84 @@ from typing import Any, TypeVar
 
 from .errors import InputError
 
-__all__ = ["read_jsonl", "read_toml", "require_field"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_INT_DIGITS", "read_jsonl", "read_toml", "require_field"]
 
 T = TypeVar("T")
+
+
+MAX_BYTES = 1 << 30  # 1 GiB: a larger data file is refused before it is read
+MAX_DEPTH = 64  # nesting of arrays / objects / tables; deeper input is refused before parsing
+MAX_INT_DIGITS = 300  # beyond this an int cannot become a float (and Python caps at 4300)
+
+
+def _read_text(path: str | Path) -> tuple[Path, str]:
+    """A user file's text: exists, is a regular file, at most MAX_BYTES, UTF-8 (else InputError)."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError("is a directory (a file is accepted)", path=str(p))
+        size = p.stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(
+                f"is {size / 2**20:.0f} MiB (files up to {MAX_BYTES >> 20} MiB are accepted)",
+                path=str(p),
+            )
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror} (a readable file)", path=str(p)) from None
+    try:
+        return p, raw.decode("utf-8-sig")  # a leading byte-order mark is dropped
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start} (UTF-8 text is "
+            "accepted)",
+            path=str(p),
+            line=line,
+        ) from None
+
+
+def _too_deep(text: str, quotes: str, comment: str = "") -> int | None:
+    """The 1-based line where nesting of [ / { first exceeds MAX_DEPTH, outside strings and
+    comments."""
+    depth, line, quote, escaped, in_comment = 0, 1, "", False, False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+            in_comment = False
+        if in_comment:
+            continue
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in quotes:
+            quote = ch
+        elif ch == comment:
+            in_comment = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return None
+
+
+def _checked_int(digits: str) -> int:
+    n = len(digits.lstrip("-"))
+    if n > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {n} digits (integers up to {MAX_INT_DIGITS} digits)")
+    return int(digits)
+
+
+class _Refused(ValueError):
+    pass
 
 
 def read_jsonl(
@@ -27,28 +102,31 @@ def read_jsonl(
     """Read a JSONL file: one JSON object per non-blank line.
 
     A file without any record is an error (almost always a wrong path or a failed export)
-    unless ``allow_empty=True``.
+    unless ``allow_empty=True``. Before parsing, the file must be a regular file of at most
+    1 GiB of UTF-8 text, and each line nested at most 64 deep with integers of at most 300
+    digits: anything else is an :class:`InputError` naming the file and line, never a
+    ``RecursionError`` or ``OverflowError`` later on.
 
     ``parse(obj, path, line)`` turns each object into a record and raises :class:`InputError`
     (use :func:`require_field`) for a bad field; the line number is 1-based.
     """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a leading byte-order mark is dropped
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(p)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory; expected a JSONL file", path=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", path=str(p)) from None
+    p, text = _read_text(path)
     out: list[Any] = []
     # Records end at "\n" (and "\r\n") only: str.splitlines() would also cut at U+2028,
     # U+0085, form feeds…, which JSON allows raw inside a string.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        if _too_deep(line, '"') is not None:
+            raise InputError(
+                f"nested more than {MAX_DEPTH} deep (JSON nested up to {MAX_DEPTH} levels)",
+                path=str(p),
+                line=lineno,
+            )
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, parse_int=_checked_int)
+        except _Refused as exc:
+            raise InputError(str(exc), path=str(p), line=lineno) from None
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(p), line=lineno
@@ -100,11 +178,19 @@ def require_field(
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """Parse a TOML file, naming the file on any error."""
-    p = Path(path)
+    """Parse a TOML file, naming the file (and line) on any error; the same limits as
+    :func:`read_jsonl` hold before parsing."""
+    p, text = _read_text(path)
+    deep = _too_deep(text, "\"'", "#")
+    if deep is not None:
+        raise InputError(
+            f"nested more than {MAX_DEPTH} deep (TOML nested up to {MAX_DEPTH} levels)",
+            path=str(p),
+            line=deep,
+        )
     try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(p)) from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", path=str(p)) from None
+    except ValueError as exc:  # an integer over Python's 4300-digit limit
         raise InputError(f"not valid TOML: {exc}", path=str(p)) from None

@@ -6,12 +6,20 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Collection
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["check_choice", "check_optional_real", "check_positive_int", "check_real"]
+__all__ = [
+    "available_memory_bytes",
+    "check_choice",
+    "check_memory",
+    "check_optional_real",
+    "check_positive_int",
+    "check_real",
+]
 
 
 def _fail(param: str, func: str, accepted: str, value: Any) -> ConfigError:
@@ -97,3 +105,35 @@ def check_choice(value: Any, param: str, func: str, choices: Collection[Any]) ->
         accepted = "one of " + ", ".join(repr(c) for c in choices)
         raise _fail(param, func, accepted, value)
     return value
+
+
+def available_memory_bytes() -> int:
+    """Memory the machine can still give (``MemAvailable``; physical memory if unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError):
+        return 1 << 34  # 16 GiB when the platform cannot tell
+
+
+def check_memory(value: int, param: str, func: str, *, nbytes: int, formula: str) -> None:
+    """Refuse ``value`` when the arrays it sizes (``nbytes``, from ``formula``) would take more
+    than half the memory available — checked before anything is allocated or written."""
+    budget = available_memory_bytes() // 2
+    if nbytes <= budget:
+        return
+    per_unit = max(nbytes // max(value, 1), 1)
+    gib = nbytes >> 30
+    need = f"about {gib} GiB" if gib < 10**9 else "more than 1e9 GiB"
+    shown = str(value) if len(str(value)) <= 30 else f"an int of {len(str(value))} digits"
+    raise ConfigError(
+        f"The '{param}' parameter of {func} must fit in memory: {formula} needs {need} and "
+        f"{budget >> 30} GiB (half of what is available) can be used, so at most "
+        f"{budget // per_unit} is accepted. Got {shown}."
+    )

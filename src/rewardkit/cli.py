@@ -6,7 +6,8 @@
 Subcommands are registered in ``_commands.COMMANDS`` and imported only when used, so that
 ``rewardkit --help`` stays fast and an area's optional dependencies load only for its commands.
 Exit status: 0 success, 1 a check or gate failed, 2 bad arguments or bad input (one line on
-stderr naming what was wrong and what is accepted).
+stderr naming what was wrong and what is accepted, nothing written), 3 an internal error (one
+line; ``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -119,24 +120,46 @@ def demo(ctx: click.Context, as_json: bool | None, out: Path | None) -> None:
         sys.exit(1)
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: usage and input errors become one line on stderr and exit status 2."""
+    """Entry point. Exit status: 0 success; 1 a gate or check failed; 2 bad arguments or bad
+    input (one line on stderr: ``rewardkit: error: <file>[, line N][, field F]: <what>
+    (<what is accepted>)``); 3 an internal error (one line, and the hint to rerun with
+    ``--debug`` for the traceback). ``--debug`` anywhere in the arguments lets the
+    traceback of an internal error through."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]
     try:
-        rv = cli.main(args=argv, prog_name="rewardkit", standalone_mode=False)
+        rv = cli.main(args=args, prog_name="rewardkit", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return 2
     except click.UsageError as exc:
-        click.echo(f"rewardkit: error: {exc.format_message()}", err=True)
+        click.echo(f"rewardkit: error: {_one_line(exc.format_message())}", err=True)
         return 2
     except RewardkitError as exc:
-        click.echo(f"rewardkit: error: {exc}", err=True)
+        click.echo(f"rewardkit: error: {_one_line(str(exc))}", err=True)
         return 2
     except click.Abort:
         click.echo("rewardkit: aborted", err=True)
         return 130
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # a bug: one line, the traceback on request
+        if debug:
+            raise
+        click.echo(
+            f"rewardkit: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]} "
+            "(this is a bug; rerun with --debug for the traceback)",
+            err=True,
+        )
+        return 3
     return int(rv) if isinstance(rv, int) else 0
 
 

@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from ._io import read_toml
 from ._json import JsonMixin, content_hash
 from ._validation import check_choice, check_real
 from .errors import ConfigError, InputError, MappingError
@@ -168,12 +168,7 @@ class LevelMapping(JsonMixin):
     def from_toml(cls, path: str | Path) -> LevelMapping:
         """Load ``ceiling = 0.85`` and a ``[values]`` table (``0 = 0.0``, ``3 = 0.85``, …)."""
         p = Path(path)
-        try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError("no such file", path=str(p)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", path=str(p)) from None
+        data = read_toml(p)
         unknown = sorted(set(data) - {"ceiling", "values"})
         if unknown:
             raise InputError(

@@ -37,7 +37,7 @@ from typing import Any
 
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._results import Check
-from .._validation import check_positive_int, check_real
+from .._validation import check_memory, check_positive_int, check_real
 from ..errors import ConfigError, InputError
 from ..stats import (
     DEFAULT_SEEDS,
@@ -259,6 +259,13 @@ def calibrate_rewards(
     names = dict(names or {})
     j = join(items, rewards, where=names.get("gold", ""))
     good, good_rule = _good_rule(j.items, good_min)
+    check_memory(  # before preregistration.json is written: a bootstrap index per item
+        b,
+        "n_resamples",
+        fn,
+        nbytes=b * max(len(j.items), 1) * 8,
+        formula="n_resamples × n_items × 8 bytes",
+    )
     prereg = {
         "definitions": DEFINITIONS,
         "n_resamples": b,

@@ -29,7 +29,7 @@ from typing import Any
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._progress import track
 from .._results import Check
-from .._validation import check_positive_int, check_real
+from .._validation import check_memory, check_positive_int, check_real
 from ..errors import ConfigError
 from ..stats import (
     DEFAULT_SEEDS,
@@ -252,6 +252,13 @@ def calibrate(
         reward = LevelReward()
     recs = tuple(reward.recipes if recipes is None else recipes)
 
+    check_memory(  # before preregistration.json is written: a bootstrap index per task
+        b,
+        "n_resamples",
+        fn,
+        nbytes=b * max(len(tasks), 1) * 8,
+        formula="n_resamples × n_tasks × 8 bytes",
+    )
     prereg = Preregistration(
         registration_id=registration_id,
         definitions=DEFINITIONS,

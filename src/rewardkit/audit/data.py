@@ -94,8 +94,8 @@ def _is_sample_log(path: str | Path) -> bool:
 
                     obj = json.loads(line)
                     return isinstance(obj, dict) and obj.get("schema") == SAMPLE_SCHEMA
-    except (OSError, ValueError):
-        return False
+    except (OSError, ValueError, RecursionError):
+        return False  # read_jsonl then says what is wrong with the file
     return False
 
 

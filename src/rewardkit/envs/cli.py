@@ -206,6 +206,17 @@ def redteam(
             f"The '--episodes' and '--seed' options of redteam must be "
             f"non-negative ints. Got {episodes} and {seed}."
         )
+    if not 0.0 < high_frac <= 1.0:
+        raise ConfigError(
+            f"The '--high-frac' option of redteam must be a fraction in (0, 1] of a stack's "
+            f"best attainable total. Got {high_frac}."
+        )
+    given = ctx.get_parameter_source("high_frac") is click.core.ParameterSource.COMMANDLINE
+    if episodes == 0 and given:
+        raise ConfigError(
+            "The '--high-frac' option of redteam applies to fuzzing episodes; with "
+            "'--episodes 0' (the library only) it has no effect: drop it or give --episodes >= 1."
+        )
     for module in modules:
         load(module)
     for env_id in env_ids:

@@ -133,4 +133,12 @@ def make(env_id: str, **kwargs: Any) -> Any:
     s = spec(env_id)
     module, attr = s.entry_point.split(":")
     factory = getattr(importlib.import_module(module), attr)
-    return factory(env_id=env_id, **{**s.kwargs, **kwargs})
+    env = factory(env_id=env_id, **{**s.kwargs, **kwargs})
+    missing = [m for m in ("reset", "step", "finalize") if not callable(getattr(env, m, None))]
+    if missing:
+        raise ConfigError(
+            f"The factory {s.entry_point!r} registered for {env_id!r} must return an "
+            f"environment (an object with reset, step and finalize; see rewardkit.envs.core). "
+            f"Got a {type(env).__name__} without {', '.join(missing)}."
+        )
+    return env

@@ -13,6 +13,7 @@ import click
 
 from .._cliutil import common_options, resolve_settings, write_artefacts
 from .._json import canonical_json
+from ..errors import ConfigError
 
 __all__ = ["sandbox"]
 
@@ -54,6 +55,11 @@ def bench(
     from .floor import run_floor_bench
 
     as_json, out = resolve_settings(ctx, as_json, out)
+    if n_looping > n_programs:
+        raise ConfigError(
+            f"The '--looping' option of sandbox bench counts programs among --programs "
+            f"({n_programs}), so it must be at most {n_programs}. Got {n_looping}."
+        )
     console = Console(stderr=True)
     with console.status("trivial workload beside the fork floor…"):
         floor = run_floor_bench(n_programs, n_tests, workers=workers, repeats=3)

@@ -26,7 +26,7 @@ from .._cliutil import common_options, resolve_settings, write_artefacts
 from .._io import read_jsonl, require_field
 from .._json import canonical_json
 from .._optional import have
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .infogain import CORRECTIONS, GATE_MODES, ig_rewards
 
 __all__ = ["selfplay"]
@@ -117,6 +117,13 @@ def ig_command(
 ) -> None:
     """Score each test of each table by information gain, with its null beside it."""
     as_json, out = resolve_settings(ctx, as_json, out)
+    given = ctx.get_parameter_source("n_perm") is click.core.ParameterSource.COMMANDLINE
+    if given and correction != "permutation":
+        raise ConfigError(
+            f"The '--n-perm' option of selfplay ig sets the shuffles of '--correction "
+            f"permutation'; with --correction {correction} it has no effect: drop it or give "
+            "--correction permutation."
+        )
     tables = read_jsonl(table, _parse_table) if table is not None else _demo_table()
     gen = np.random.default_rng(seed)
     results = []

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._rng import as_generator
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_memory, check_positive_int
 from ..errors import ConfigError
 
 __all__ = [
@@ -294,6 +294,13 @@ def permutation_null(
     gen = as_generator(rng, func)
     b = _prepare(E, y, func)
     T, m, K = b.E.shape
+    check_memory(
+        n_perm,
+        "n_perm",
+        func,
+        nbytes=T * n_perm * m * 8 * 2,
+        formula="2 × n_perm × T × m × 8 bytes",
+    )
     obs = _plugin(b)
     mean = np.empty((T, K))
     sd = np.empty((T, K))

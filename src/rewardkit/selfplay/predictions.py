@@ -28,7 +28,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._rng import as_generator
-from .._validation import check_positive_int
+from .._validation import check_memory, check_positive_int
 from .infogain import ig_rewards, miller_madow_bias, null_mi
 
 __all__ = ["P1Bucket", "P1Result", "P4Result", "mm_bound", "mm_peak", "p1_check", "p4_check"]
@@ -77,6 +77,13 @@ def p1_check(*, m: int = 16, n_per_bucket: int = 2000, rng: Any = 0) -> P1Result
     func = "p1_check"
     check_positive_int(m, "m", func, minimum=4)
     check_positive_int(n_per_bucket, "n_per_bucket", func, minimum=10)
+    check_memory(
+        n_per_bucket,
+        "n_per_bucket",
+        func,
+        nbytes=n_per_bucket * m * 8 * 4,
+        formula="4 × n_per_bucket × m × 8 bytes",
+    )
     gen = as_generator(rng, func)
     buckets = []
     for c in range(2, m + 1):

@@ -1,0 +1,264 @@
+"""The input contract, over every subcommand × every class of bad input.
+
+Bad input exits 2 with one line ``rewardkit: error: <file>[, line N][, field F]: <what>
+(<what is accepted>)`` — no traceback, nothing written to ``--out``. Exit 1 is kept for a
+failed gate or check; an internal error exits 3 with one line and the hint to rerun with
+``--debug``. The commands are found by walking the CLI, and every file option must be listed
+in ``FILE_FORMATS`` (a completeness assert), so a new command or option is attacked too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from rewardkit.cli import cli, main
+
+# Which file each file-taking option reads. An option missing here fails the completeness test.
+FILE_FORMATS: dict[tuple[str, str], str] = {
+    ("bioaudit audit", "file"): "jsonl",
+    ("bioaudit audit", "--rulepack"): "toml",
+    ("calibrate", "--rewards"): "jsonl",
+    ("calibrate", "--gold"): "jsonl",
+    ("calibrate", "--config"): "toml",
+    ("lab rlvr", "--trajectories"): "jsonl",
+    ("redteam", "--cases"): "jsonl",
+    ("selfplay ig", "--table"): "jsonl",
+    ("validate", "--items"): "jsonl",
+    ("validate", "--golden"): "jsonl",
+    ("validate", "--spike-in"): "jsonl",
+    ("validate", "--config"): "toml",
+}
+# Path options that are outputs, not inputs.
+OUTPUT_OPTIONS = {"--out", "--receipt"}
+# Options given as text but read as a file (a rule pack path or name).
+TEXT_FILE_OPTIONS = {("bioaudit audit", "--rulepack")}
+# What a command needs besides the file under attack, so that the file is what gets read.
+COMPANIONS: dict[tuple[str, str], list[str]] = {
+    ("bioaudit audit", "--rulepack"): ["{trajectories}"],
+    ("calibrate", "--rewards"): ["--gold", "{bad}"],
+    ("calibrate", "--gold"): ["--rewards", "{bad}"],
+    ("validate", "--items"): ["--reward", "rewardkit.audit.level_items:recipe_b"],
+    ("validate", "--golden"): ["--reward", "rewardkit.audit.level_items:recipe_b"],
+    ("validate", "--spike-in"): ["--reward", "rewardkit.audit.level_items:recipe_b"],
+}
+TRAJECTORY = (
+    '{"trajectory_id": "t", "decisions": [{"decision_id": "a", "action": "de_test", '
+    '"params": {}, "context": {"paradigm": "deg", "n_replicates_per_group": 3}}]}\n'
+)
+
+
+def _commands() -> Iterator[tuple[str, click.Command]]:
+    def walk(cmd: click.Command, path: list[str]) -> Iterator[tuple[str, click.Command]]:
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(click.Context(cmd)):
+                sub = cmd.get_command(click.Context(cmd), name)
+                assert sub is not None
+                yield from walk(sub, [*path, name])
+        else:
+            yield " ".join(path), cmd
+
+    yield from walk(cli, [])
+
+
+COMMANDS = dict(_commands())
+
+
+def _opt(p: click.Parameter) -> str:
+    return p.opts[0] if isinstance(p, click.Option) else (p.name or "")
+
+
+def test_every_file_option_is_attacked() -> None:
+    """Don't forget any: every input path option of every command has its format listed."""
+    found = {
+        (name, _opt(p))
+        for name, cmd in COMMANDS.items()
+        for p in cmd.params
+        if isinstance(p.type, click.Path) and _opt(p) not in OUTPUT_OPTIONS
+    }
+    assert found | TEXT_FILE_OPTIONS == set(FILE_FORMATS), found ^ set(FILE_FORMATS)
+
+
+DEEP = 100_000
+BAD_FILES: dict[str, dict[str, bytes]] = {
+    "jsonl": {
+        "deep nesting": b'{"a": ' + b"[" * DEEP + b"]" * DEEP + b"}\n",
+        "5000-digit int": b'{"id": "x", "gold": 1' + b"0" * 5000 + b"}\n",
+        "400-digit int": b'{"id": "x", "gold": 1, "reward": 1' + b"0" * 400 + b"}\n",
+        "not UTF-8": b'{"id": "\xff\xfe"}\n',
+    },
+    "toml": {
+        "deep nesting": b"a = " + b"[" * DEEP + b"]" * DEEP + b"\n",
+        "5000-digit int": b"n_resamples = 1" + b"0" * 5000 + b"\n",
+        "not UTF-8": b'name = "\xff\xfe"\n',
+    },
+}
+
+
+def _cases() -> Iterator[tuple[str, str, str, str]]:
+    for (command, option), fmt in sorted(FILE_FORMATS.items()):
+        for klass in [*BAD_FILES[fmt], "a directory"]:
+            yield command, option, fmt, klass
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+def _assert_bad_input(code: int, err: str, out: Path, *, names: str | None = None) -> None:
+    lines = err.strip().splitlines()
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("rewardkit: error: "), err
+    assert "Traceback" not in err
+    if names is not None:
+        assert names in lines[0], lines[0]
+    assert not out.exists() or not any(out.iterdir()), sorted(out.iterdir())
+
+
+@pytest.mark.parametrize(("command", "option", "fmt", "klass"), list(_cases()))
+def test_a_bad_file_exits_2_with_one_line_naming_it(
+    command: str,
+    option: str,
+    fmt: str,
+    klass: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if klass == "a directory":
+        bad = tmp_path / f"bad.{fmt}"
+        bad.mkdir()
+    else:
+        bad = tmp_path / f"bad.{fmt}"
+        bad.write_bytes(BAD_FILES[fmt][klass])
+    file_args = [str(bad)] if option == "file" else [option, str(bad)]
+    out = tmp_path / "out"
+    (tmp_path / "trajectories.jsonl").write_text(TRAJECTORY)
+    extra = [
+        a.replace("{trajectories}", str(tmp_path / "trajectories.jsonl")).replace("{bad}", str(bad))
+        for a in COMPANIONS.get((command, option), [])
+    ]
+    argv = [*command.split(), *file_args, *extra, "--out", str(out)]
+    code, err = _run(argv, capsys)
+    _assert_bad_input(code, err, out, names=str(bad))
+
+
+def _out_classes(tmp_path: Path) -> dict[str, Path]:
+    regular = tmp_path / "a-file"
+    regular.write_text("x")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere" / "at-all")
+    return {
+        "under a regular file": regular / "out",
+        "a regular file": regular,
+        "a dangling symlink": dangling,
+        "unwritable": Path("/proc/rewardkit-out"),
+    }
+
+
+OUT_COMMANDS = sorted(
+    name for name, cmd in COMMANDS.items() if any(_opt(p) == "--out" for p in cmd.params)
+)
+
+
+@pytest.mark.parametrize("command", OUT_COMMANDS)
+def test_an_out_that_cannot_be_written_exits_2_before_any_work(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "trajectories.jsonl").write_text(TRAJECTORY)
+    needs = [str(tmp_path / "trajectories.jsonl")] if command == "bioaudit audit" else []
+    for klass, out in _out_classes(tmp_path).items():
+        code, err = _run([*command.split(), *needs, "--out", str(out)], capsys)
+        assert code == 2, (klass, code, err)
+        line = err.strip()
+        assert line.startswith("rewardkit: error: ") and "\n" not in line, (klass, err)
+        assert "--out" in line and str(out) in line, (klass, line)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a-file",
+        "dangling",
+        "trajectories.jsonl",
+    ]
+
+
+HUGE = "1" + "0" * 9
+HUGER = "1" + "0" * 400
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["calibrate", "--preset", "bioaudit", "--n-resamples", HUGE], "'n_resamples'"),
+        (["calibrate", "--preset", "bioaudit", "--n-resamples", HUGER], "'n_resamples'"),
+        (["selfplay", "p1", "--n-per-bucket", HUGE], "'n_per_bucket'"),
+        (["selfplay", "p1", "--n-per-bucket", HUGER], "'n_per_bucket'"),
+        (["selfplay", "ig", "--correction", "permutation", "--n-perm", HUGE], "'n_perm'"),
+        (["selfplay", "ig", "--n-perm", "500"], "'--n-perm'"),
+        (["redteam", "--episodes", "0", "--high-frac", "2"], "'--high-frac'"),
+        (["redteam", "--high-frac", "0"], "'--high-frac'"),
+        (["sandbox", "bench", "--programs", "4", "--looping", "10"], "'--looping'"),
+    ],
+    ids=lambda x: " ".join(x)[:50] if isinstance(x, list) else x,
+)
+def test_counts_and_options_out_of_range_exit_2_before_allocating_or_writing(
+    argv: list[str], match: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    code, err = _run([*argv, "--out", str(out)], capsys)
+    _assert_bad_input(code, err, out, names=match)
+    assert not out.exists()  # no preregistration.json left behind
+
+
+@pytest.fixture
+def bad_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "rk_badfactory.py").write_text(
+        "from rewardkit.envs import register\n"
+        "def reward():\n    return 'not a reward'\n"
+        "def env(**kw):\n    return 42\n"
+        "register('badfactory/wrong-v1', 'rk_badfactory:env')\n"
+    )
+    (tmp_path / "items.jsonl").write_text('{"id": "a", "gold": 1}\n{"id": "b", "gold": 0}\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("rk_badfactory", None)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "--reward", "rk_badfactory:reward", "--items", "{items}"],
+        ["calibrate", "--reward", "rk_badfactory:reward", "--gold", "{items}"],
+        ["lab", "rlvr", "--load", "rk_badfactory", "--env", "badfactory/wrong-v1"],
+        ["sweep", "--load", "rk_badfactory", "--env", "badfactory/wrong-v1"],
+        ["redteam", "--load", "rk_badfactory", "--env", "badfactory/wrong-v1"],
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
+def test_a_factory_of_the_wrong_kind_exits_2(
+    argv: list[str], bad_modules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = bad_modules / "out"
+    args = [a.replace("{items}", str(bad_modules / "items.jsonl")) for a in argv]
+    code, err = _run([*args, "--out", str(out)], capsys)
+    _assert_bad_input(code, err, out)
+    assert "rk_badfactory" in err or "badfactory/wrong-v1" in err, err
+
+
+def test_an_internal_error_exits_3_with_one_line_and_debug_shows_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rewardkit.selfplay.predictions as predictions
+
+    def boom(**kwargs: object) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(predictions, "p1_check", boom)
+    code, err = _run(["selfplay", "p1", "--out", "/tmp/rk-never-written"], capsys)
+    assert code == 3 and len(err.strip().splitlines()) == 1, err
+    assert "internal error: ZeroDivisionError: a bug" in err and "--debug" in err
+    with pytest.raises(ZeroDivisionError):
+        main(["--debug", "selfplay", "p1"])
