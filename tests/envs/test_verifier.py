@@ -34,7 +34,7 @@ def test_total_is_the_weighted_sum_and_matches_the_stack(page2_env):
     v = _play(env, env.reference_actions())
     assert v.total == pytest.approx(sum(DEFAULT_WEIGHTS[k] * x for k, x in v.components.items()))
     assert v.total == build_stack().score(env.episode()).total
-    assert v.verifier_version == "fhir-verifier-2.2.0"
+    assert v.verifier_version == "fhir-verifier-2.3.0"
     assert v.lineage == env.task.lineage
 
 

@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ...stack import GateOutcome
+from .translit import cyrillic_word_pairs, name_skeletons
 from .world import MONTHS, World
 
 __all__ = ["PhiIndex", "fold", "phi_index", "phi_leak"]
@@ -163,6 +164,7 @@ class PhiIndex:
     by_mrn: dict[str, str]  # MRN digits → patient id
     by_hex: dict[str, str]  # the 8 hex digits of a patient id → patient id
     ids: frozenset[str]  # every resource id of the world (lower case): not dates, not MRNs
+    by_sound: dict[tuple[str, str], list[str]]  # name skeletons, either order (.translit)
 
     def find(self, text: str) -> set[str]:
         """Patient ids whose identifier ``text`` contains, however it is spelled or encoded
@@ -170,6 +172,8 @@ class PhiIndex:
         hits: set[str] = set()
         for variant in _decodings(text):
             hits |= self._find(fold(variant))
+            for pair in cyrillic_word_pairs(variant):  # "Ахмед Лопес": by sound
+                hits.update(self.by_sound.get(pair, ()))
         return hits
 
     def _find(self, text: str) -> set[str]:
@@ -261,7 +265,15 @@ def phi_index(world: World) -> PhiIndex:
         rf"|(?i:(?P<f4>{families}))(?:[\W_]+|(?<=[a-z])(?=[A-Z]))(?P<i4>{_LETTER})(?!{_LETTER})))"
     )
     ids = frozenset([*world.patients, *world.observations])
-    return PhiIndex(names, by_name, by_initial, by_date, by_mrn, by_hex, ids)
+    by_sound: dict[tuple[str, str], list[str]] = {}
+    for pid, p in world.patients.items():
+        n = p["name"][0]
+        for g in name_skeletons(n["given"][0]):
+            for f in name_skeletons(n["family"]):
+                for key in ((g, f), (f, g)):
+                    if pid not in by_sound.setdefault(key, []):
+                        by_sound[key].append(pid)
+    return PhiIndex(names, by_name, by_initial, by_date, by_mrn, by_hex, ids, by_sound)
 
 
 def phi_leak(ep: Any) -> GateOutcome:

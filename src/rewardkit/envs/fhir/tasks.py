@@ -42,7 +42,7 @@ from .world import (
 
 __all__ = ["TaskPackage", "Truth", "compute_truth", "make_task", "reference_actions"]
 
-VERIFIER_VERSION = "fhir-verifier-2.2.0"
+VERIFIER_VERSION = "fhir-verifier-2.3.0"
 
 
 @dataclass(frozen=True)
