@@ -149,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except (KeyboardInterrupt, SystemExit):
+    except SystemExit as exc:  # a command's sys.exit(1): a failed gate or check
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
         raise
     except Exception as exc:  # a bug: one line, the traceback on request
         if debug:

@@ -75,3 +75,9 @@ def test_audit_with_a_user_rulepack(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert out["trajectories"][0]["decisions"][0]["level"] == 1
     assert out["trajectories"][0]["decisions"][0]["rule_ids"] == ["mine.r"]
+
+
+def test_generate_exits_1_when_a_file_differs(capsys, tmp_path):
+    """As documented: exit 1 unless byte-identical (another seed gives other files)."""
+    assert main(["bioaudit", "generate", "--seed", "7", "--out", str(tmp_path)]) == 1
+    assert "differs" in capsys.readouterr().out

@@ -175,7 +175,10 @@ def p1_command(
     res = p1_check(m=m, n_per_bucket=n_per_bucket, rng=seed)
     hashes = write_artefacts(out, {"p1.json": res.to_dict()})
     if as_json:
-        click.echo(canonical_json({"out": out.as_posix(), "artefacts": hashes, **res.to_dict()}))
+        summary = {"dense_holds": res.dense_holds, "sparse_refuted": list(res.sparse_refuted)}
+        click.echo(
+            canonical_json({"out": out.as_posix(), "artefacts": hashes, **res.to_dict(), **summary})
+        )
     else:
         from rich.console import Console
         from rich.table import Table
@@ -205,7 +208,9 @@ def p1_command(
                 else f"fails for Ĉ in {list(res.failing_buckets)}"
             )
         )
-    if not res.holds:
+    # Exit 1 when the dense side fails (the bias model the corrections rely on); the sparse
+    # side (Ĉ > m/2) is refuted on every machine (docs/selfplay.md) and is reported, not failed.
+    if not res.dense_holds:
         ctx.exit(1)
 
 

@@ -70,6 +70,16 @@ class P1Result(JsonMixin):
     def failing_buckets(self) -> tuple[int, ...]:
         return tuple(b.c_hat for b in self.buckets if not b.holds)
 
+    @property
+    def dense_holds(self) -> bool:
+        """P1 where the Miller–Madow bias model applies (Ĉ ≤ m/2): what the corrections rely on."""
+        return all(b.holds for b in self.buckets if 2 * b.c_hat <= self.m)
+
+    @property
+    def sparse_refuted(self) -> tuple[int, ...]:
+        """Buckets Ĉ > m/2 where the measured bias exceeds the bound: the known refutation."""
+        return tuple(b.c_hat for b in self.buckets if 2 * b.c_hat > self.m and not b.holds)
+
 
 def p1_check(*, m: int = 16, n_per_bucket: int = 2000, rng: Any = 0) -> P1Result:
     """Simulate null tables (pass column independent of y) with exactly Ĉ occupied levels for
