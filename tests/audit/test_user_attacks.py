@@ -322,3 +322,94 @@ def test_calibrate_exit_4_when_good_vs_bad_could_not_run(workdir, capsys):
     )
     out = json.loads(capsys.readouterr().out)
     assert code == 4 and out["outcome"] == "incomplete" and out["passed"] is False
+
+
+# --- user code that changes its input in place ------------------------------------------------
+
+NESTED_ITEMS = [
+    {"id": f"n{k}", "msg": {"text": "ab" * (k % 3 + 1), "tags": ["b", "a"][:: 1 - 2 * (k % 2)]}}
+    for k in range(8)
+]
+STACK2 = (
+    "from rewardkit import Component, RewardStack\n"
+    "def long(item):\n    return min(1.0, len(item['msg']['text']) / 6)\n"
+    "def tagged(item):\n    return float(item['msg']['tags'][0] == 'b')\n"
+    "def make():\n    return RewardStack(components=[Component('long', long, range=(0, 1)),"
+    " Component('tagged', tagged, weight=0.5, range=(0, 1))])\n"
+)
+MUTATIONS = {  # each corrupts the text in place, nested, and returns the same object
+    "assign": "    item['msg']['text'] = ''\n",
+    "append": "    item['msg']['text'] = item['msg']['text'][:1]\n"
+    "    item['msg']['tags'].append('z')\n",
+    "delete_then_set": "    del item['msg']['text']\n    item['msg']['text'] = 'a'\n",
+    "sort_tags": "    item['msg']['tags'].sort()\n    item['msg']['text'] = ''\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MUTATIONS))
+def test_a_perturbation_changing_the_item_in_place_leaks_into_no_gate(workdir, kind):
+    (workdir / "n.jsonl").write_text("".join(json.dumps(i) + "\n" for i in NESTED_ITEMS))
+    name = _module(
+        workdir,
+        f"user_mut_{kind}",
+        STACK2 + "def corrupt(item):\n" + MUTATIONS[kind] + "    return item\n",
+    )
+    items = read_items("n.jsonl")
+    before = [json.dumps(i.reward_input(), sort_keys=True) for i in items]
+    v = validate_reward(
+        load_reward(f"{name}:make"),
+        items=items,
+        perturb=load_function(f"{name}:corrupt", param="--perturb"),
+    )
+    assert [json.dumps(i.reward_input(), sort_keys=True) for i in items] == before
+    spike = v.gate("spike_in")
+    assert spike.status == "pass", spike.summary  # the clean item was scored clean
+    assert v.gate("ablations").status == "pass", v.gate("ablations").summary
+
+
+def test_a_reward_changing_its_input_in_place_is_scored_on_the_item_as_given(workdir):
+    (workdir / "n.jsonl").write_text("".join(json.dumps(i) + "\n" for i in NESTED_ITEMS))
+    src = STACK2.replace(
+        "    return float(item['msg']['tags'][0] == 'b')",
+        "    t = item['msg']['tags']\n    first = t[0]\n    t.sort()\n    t.append('c')\n"
+        "    return float(first == 'b' and len(t) == 3)",
+    )
+    name = _module(workdir, "user_mut_reward", src)
+    items = read_items("n.jsonl")
+    v = validate_reward(load_reward(f"{name}:make"), items=items)
+    assert v.gate("determinism").status == "pass", v.gate("determinism").summary
+    assert [i.reward_input()["msg"]["tags"] for i in items] == [
+        x["msg"]["tags"] for x in NESTED_ITEMS
+    ]
+    assert v.gate("ablations").status == "pass", v.gate("ablations").summary
+
+
+@pytest.mark.parametrize("returned", ["None", "'corrupted'", "[1, 2]", "3", "item.items()"])
+def test_a_perturbation_returning_no_item_is_a_named_failure_not_a_traceback(workdir, returned):
+    (workdir / "n.jsonl").write_text("".join(json.dumps(i) + "\n" for i in NESTED_ITEMS))
+    tag = "".join(c for c in returned if c.isalnum())
+    name = _module(
+        workdir, f"user_ret_{tag}", STACK2 + f"def corrupt(item):\n    return {returned}\n"
+    )
+    v = validate_reward(
+        load_reward(f"{name}:make"),
+        items=read_items("n.jsonl"),
+        perturb=load_function(f"{name}:corrupt", param="--perturb"),
+    )
+    g = v.gate("spike_in")
+    assert g.status == "fail" and "the perturbation returned" in g.summary
+    assert "expected the corrupted item (a dict)" in g.summary
+
+
+def test_ablations_are_not_run_when_no_component_can_be_dropped(workdir):
+    src = (
+        "from rewardkit import Component, Gate, GateOutcome, RewardStack\n"
+        "def make():\n    return RewardStack(gates=[Gate('g', lambda i: GateOutcome(True, ()))],"
+        " components=[Component('only', lambda i: len(i['completion']) % 3 / 2, range=(0, 1)),"
+        " Component('metric', lambda i: 1.0, weight=0, range=(0, 1))], fail_value=-1)\n"
+    )
+    v = validate_reward(
+        load_reward(f"{_module(workdir, 'user_one', src)}:make"), items=read_items("items.jsonl")
+    )
+    g = v.gate("ablations")
+    assert g.status == "not run" and "'only'" in g.summary and "2+ weighted components" in g.summary

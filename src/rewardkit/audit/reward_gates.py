@@ -27,6 +27,7 @@ and corrupted), all the user's own.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -266,12 +267,18 @@ def gate_spike_in(
     if perturb is not None:
         for pr in perturb_items:
             try:
-                with user_code():
-                    bad = perturb(dict(pr.item))
+                with user_code():  # a deep copy: changes in place never reach the clean item
+                    bad = perturb(copy.deepcopy(dict(pr.item)))
             except Exception as exc:
                 problems.append(
                     f"{pr.where} (id {pr.id!r}): the perturbation raised "
                     f"{type(exc).__name__}: {exc}"
+                )
+                continue
+            if not isinstance(bad, Mapping):
+                problems.append(
+                    f"{pr.where} (id {pr.id!r}): the perturbation returned "
+                    f"{type(bad).__name__} {bad!r:.40}; expected the corrupted item (a dict)"
                 )
                 continue
             if bad == dict(pr.item):
@@ -340,8 +347,20 @@ def gate_ablations(reward: UserReward, probes: Sequence[Probe]) -> GateReport:
                 f"but reorders no pair of the {len(probes)} items (a group-relative trainer "
                 f"sees no difference)"
             )
-    n_weighted = sum(1 for w in weights.values() if w != 0)
-    ok = f"{n_weighted} weighted component(s) each change the reward on the {len(probes)} items"
+    measured = [n for n, v in parts.items() if v["kind"] == "component" and "n_items_changed" in v]
+    undroppable = [n for n, v in parts.items() if str(v.get("effect", "")).startswith("cannot")]
+    if not measured and not problems:
+        # nothing was compared: a single weighted component cannot be dropped (no stack is
+        # left), so a pass here would be a check that cannot fail
+        return _not_run(
+            "ablations",
+            f"no weighted component can be dropped (the rest would be no stack: "
+            f"{', '.join(repr(n) for n in undroppable) or 'none'}); an ablation needs 2+ "
+            f"weighted components",
+        )
+    ok = f"{len(measured)} weighted component(s) each change the reward on the {len(probes)} items"
+    if undroppable:
+        ok += f"; not ablated: {', '.join(undroppable)} (cannot be dropped)"
     return _verdict("ablations", problems, ok, {"n_items": len(probes), "parts": parts})
 
 

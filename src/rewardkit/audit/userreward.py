@@ -17,6 +17,7 @@ components' declared ranges); ``--range LOW:HIGH`` overrides both.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import importlib.util
 import inspect
@@ -99,15 +100,22 @@ class UserReward:
         return _range(getattr(self.target, "range", None))
 
     def score(self, item: Mapping[str, Any]) -> ItemScore:
+        """Score one item. The reward gets a deep copy: whatever it changes in place (a nested
+        list it sorts or appends to) never reaches the next call or another gate's items."""
+        if not isinstance(item, Mapping):
+            return ItemScore(
+                None, error=f"the item is a {type(item).__name__}; expected an object (a dict)"
+            )
+        item = copy.deepcopy(dict(item))
         if self.stack is not None:
             with user_code():
-                r = self.stack.score(dict(item))
+                r = self.stack.score(item)
             err = "; ".join(f"{k}: {v}" for k, v in sorted(r.errors.items())) or None
             return ItemScore(r.total, dict(r.components), dict(r.gates), err)
         fn: Any = self.target
         try:
             with user_code():
-                out = fn(dict(item))
+                out = fn(item)
         except Exception as exc:  # a crashing reward is data
             return ItemScore(None, error=f"{type(exc).__name__}: {exc}")
         if out is None:
