@@ -18,6 +18,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 EXPECTED = {
     "audit": ("Calibration: reward vs gold", "Calibration intervals", "Spike-in", "The five"),
     "envs": ("Red-team library", "Red-team fuzzing", "Sweep: task success vs cost"),
+    "sql": ("SQL red-team",),
     "selfplay": ("Simulation",),
     "bioaudit": ("Engine levels",),
     "sandbox": ("Statuses",),

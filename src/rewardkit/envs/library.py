@@ -93,9 +93,11 @@ class CaseOutcome(JsonMixin):
     verdict: Verdict
 
 
-def run_case(case: AdversarialCase) -> CaseOutcome:
-    """Play the case's actions and compare the verdict with its expectation."""
-    env = make(case.env_id)
+def run_case(case: AdversarialCase, *, env: Any = None) -> CaseOutcome:
+    """Play the case's actions and compare the verdict with its expectation. ``env``: an
+    environment of the case's id to reuse (reset for the case; default a fresh one)."""
+    if env is None or env.env_id != case.env_id:
+        env = make(case.env_id)
     env.reset(seed=case.seed, options=thaw(case.options))
     for a in thaw(case.actions):  # the case is frozen; the parser takes JSON lists and dicts
         if env.step(a)[2]:
