@@ -262,3 +262,25 @@ def test_an_internal_error_exits_3_with_one_line_and_debug_shows_it(
     assert "internal error: ZeroDivisionError: a bug" in err and "--debug" in err
     with pytest.raises(ZeroDivisionError):
         main(["--debug", "selfplay", "p1"])
+
+
+def test_docs_cli_shows_every_command_with_an_example() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    for name in COMMANDS:
+        assert f"| `{name}` |" in text and f"`rewardkit {name}" in text, name
+    for status in ("| 0 |", "| 1 |", "| 2 |", "| 3 |"):
+        assert status in text
+
+
+def test_every_option_has_help_in_users_words() -> None:
+    import re
+
+    internal = re.compile(r"seed \d\d\d|E\.4|§|…")
+    for name, cmd in COMMANDS.items():
+        assert cmd.help and not internal.search(cmd.help), (name, cmd.help)
+        for p in cmd.params:
+            if isinstance(p, click.Option) and not p.hidden:
+                assert p.help, f"{name} {p.opts[0]} has no help"
+                assert not internal.search(p.help), (name, p.opts[0], p.help)
+    listing = cli.get_help(click.Context(cli, info_name="rewardkit")).split("Commands:")[1]
+    assert "..." not in listing and "…" not in listing

@@ -21,7 +21,25 @@ from ._json import canonical_json, content_hash, write_atomic
 from ._version import __version__
 from .errors import ConfigError
 
-__all__ = ["check_out", "common_options", "resolve_settings", "write_artefacts"]
+__all__ = ["HelpGroup", "check_out", "common_options", "resolve_settings", "write_artefacts"]
+
+
+class HelpGroup(click.Group):
+    """A click group whose command list shows each command's first sentence whole (wrapped),
+    never cut with "..."."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            text = cmd.short_help or (cmd.help or "").strip()
+            first = " ".join(text.split("\n\n")[0].split())
+            rows.append((name, first))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def common_options(f: Any) -> Any:

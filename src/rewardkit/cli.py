@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from ._cliutil import common_options, resolve_settings, write_artefacts
+from ._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
 from ._commands import COMMANDS
 from ._json import canonical_json
 from ._version import __version__
@@ -28,7 +28,7 @@ from .errors import RewardkitError
 __all__ = ["cli", "main"]
 
 
-class LazyGroup(click.Group):
+class LazyGroup(HelpGroup):
     """A click group whose subcommands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

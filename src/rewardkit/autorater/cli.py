@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json, write_atomic
 from .proof import receipt
 
@@ -43,7 +43,7 @@ class _SeedsCommand(click.Command):
         return super().parse_args(ctx, out)
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def autorater() -> None:
     """Probabilistic autorater rewards (strict parser, Brier / log proper rewards)."""
 

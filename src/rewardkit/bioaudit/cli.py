@@ -17,14 +17,14 @@ from typing import Any
 
 import click
 
-from .._cliutil import common_options, resolve_settings
+from .._cliutil import HelpGroup, common_options, resolve_settings
 from .._json import canonical_json, content_hash
 from .engine import Engine
 
 __all__ = ["bioaudit"]
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def bioaudit() -> None:
     """The bio-audit reference world: rule engine and frozen synthetic benchmark."""
 

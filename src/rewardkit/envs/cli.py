@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json
 from ..errors import ConfigError
 
@@ -31,7 +31,7 @@ def _console(as_json: bool) -> Any:
     return Console(stderr=as_json)
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def lab() -> None:
     """Environment smoke tests (no training)."""
 
@@ -68,7 +68,8 @@ def rlvr(
     as_json: bool | None,
     out: Path | None,
 ) -> None:
-    """Trajectories A/B/C/D of seed 002 through the hidden verifier and group advantages."""
+    """Four scripted trajectories (A correct, B over-calling, C cost-cutting, D unsafe) through
+    the hidden verifier and group advantages."""
     from rich.table import Table
 
     from .lab import load_trajectories, run_lab, score_group
@@ -146,7 +147,8 @@ def rlvr(
     show_default=True,
     help="Fuzzing episodes (0 = library only).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Random seed of the fuzzing campaign.")  # fmt: skip
 @click.option(
     "--backend",
     type=click.Choice(["local", "ray"]),

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json
 
 __all__ = ["learn"]
@@ -58,7 +58,7 @@ def _options(f: Any) -> Any:
     return common_options(f)
 
 
-@click.group("learn")
+@click.group("learn", cls=HelpGroup)
 def learn() -> None:
     """Pre-registered GRPO experiments on CPU: do the rewards teach what they claim?"""
 

@@ -11,21 +11,23 @@ from pathlib import Path
 
 import click
 
-from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json
 from ..errors import ConfigError
 
 __all__ = ["sandbox"]
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def sandbox() -> None:
     """Safe, fast execution of generated programs against tests."""
 
 
 @sandbox.command()
-@click.option("--programs", "n_programs", type=click.IntRange(1), default=512, show_default=True)
-@click.option("--tests", "n_tests", type=click.IntRange(2), default=32, show_default=True)
+@click.option("--programs", "n_programs", type=click.IntRange(1), default=512, show_default=True,
+              help="Programs in the workload.")  # fmt: skip
+@click.option("--tests", "n_tests", type=click.IntRange(2), default=32, show_default=True,
+              help="Tests each program runs.")  # fmt: skip
 @click.option("--budget", "budget_s", type=click.FloatRange(0.01, 60), default=0.1,
               show_default=True, help="Time budget per test, seconds (every design).")  # fmt: skip
 @click.option("--looping", "n_looping", type=click.IntRange(0), default=8, show_default=True,
