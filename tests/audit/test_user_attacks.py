@@ -413,3 +413,43 @@ def test_ablations_are_not_run_when_no_component_can_be_dropped(workdir):
     )
     g = v.gate("ablations")
     assert g.status == "not run" and "'only'" in g.summary and "2+ weighted components" in g.summary
+
+
+# --- calibrate options and components that name nothing -------------------------------------
+
+
+@pytest.mark.parametrize("n_scored", [0, 1])
+def test_a_component_without_two_scored_items_is_reported_not_a_crash(tmp_path, n_scored):
+    items = _items(tmp_path, [True, False] * 6)
+    recs = [
+        RewardRecord(i.id, (k % 4) / 3, {"sparse": 1.0 if k < n_scored else None, "dense": k / 12})
+        for k, i in enumerate(items)
+    ]
+    cal = calibrate_rewards(items, recs, n_resamples=50, seeds=(1,))
+    assert set(cal.components) == {"dense"}
+    assert cal.component_notes == {"sparse": f"not computed: {n_scored} scored item(s) (< 2)"}
+    assert f"| sparse | not computed: {n_scored} scored item(s)" in cal.table()
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        (["--strata", "difficulty"], "--strata"),
+        (["--strata", "Stratum"], "--strata"),
+        (["--good-min", "0.5"], "--good-min"),
+    ],
+)
+def test_an_option_that_names_nothing_in_the_data_is_bad_input(workdir, capsys, args, field):
+    (workdir / "g.jsonl").write_text(
+        "".join(json.dumps({"id": k, "gold": k % 2 == 0, "level": k % 3}) + "\n" for k in range(8))
+    )
+    (workdir / "r.jsonl").write_text(
+        "".join(json.dumps({"id": k, "reward": k / 8}) + "\n" for k in range(8))
+    )
+    code = main(["calibrate", "--rewards", "r.jsonl", "--gold", "g.jsonl", *args, "--out", "o"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"field '{field}'" in err[0]
+    with pytest.raises(Exception, match="good_min"):
+        calibrate_rewards(
+            read_items("g.jsonl"), [RewardRecord(str(k), k / 8) for k in range(8)], good_min=0.5
+        )

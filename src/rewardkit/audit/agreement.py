@@ -31,7 +31,7 @@ that ran passed, but good vs bad could not run: fewer than two scored good or ba
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,8 @@ class RewardCalibration(JsonMixin):
     acceptance: tuple[Check, ...]
     passed: bool  # every criterion ran and passed
     outcome: str = "pass"  # "pass", "fail" or "incomplete" (good vs bad not run)
+    # components with fewer than 2 scored items: name -> why no rank agreement
+    component_notes: Mapping[str, str] = field(default_factory=dict)
 
     def table(self) -> str:
         """A Markdown summary in the data's own terms (file names, strata, components)."""
@@ -148,10 +150,12 @@ class RewardCalibration(JsonMixin):
             )
         elif self.probability_note:
             lines.append(f"| calibration (reward as a probability) | {self.probability_note} |")
-        if self.components:
+        if self.components or self.component_notes:
             lines += ["", "| component | Spearman ρ [CI] | Kendall τ_b [CI] |", "|---|---|---|"]
             for name, comp in self.components.items():
                 lines.append(f"| {name} | {_est(comp.spearman)} | {_est(comp.kendall_tau_b)} |")
+            for name, why in self.component_notes.items():
+                lines.append(f"| {name} | {why} | – |")
         if self.strata:
             lines += [
                 "",
@@ -204,6 +208,11 @@ def _est(e: Any) -> str:
 def _good_rule(items: Sequence[Item], good_min: float | None) -> tuple[list[bool], str]:
     golds = [i.gold for i in items]
     if all(isinstance(g, bool) for g in golds):
+        if good_min is not None:
+            raise ConfigError(
+                f"good_min={good_min!r} applies to numeric gold; this gold has bool labels "
+                f"(true = good)"
+            )
         return [bool(g) for g in golds], "gold label true"
     values = [float(g) for g in golds if g is not None]
     threshold = max(values) if good_min is None else good_min
@@ -318,16 +327,17 @@ def calibrate_rewards(
         )
 
     comp_names = sorted({k for r in j.rewards for k in r.components})
-    components = {
-        c: rank_agreement(
-            [r.components.get(c) for r in j.rewards],
-            gold,
-            n_resamples=b,
-            confidence_level=level,
-            rng=seed_t[0],
+    components: dict[str, RankAgreement] = {}
+    component_notes: dict[str, str] = {}
+    for c in comp_names:
+        cv = [r.components.get(c) for r in j.rewards]
+        n_c = sum(x is not None for x in cv)
+        if n_c < 2:  # a component that could not score here (null on every item but n_c)
+            component_notes[c] = f"not computed: {n_c} scored item(s) (< 2)"
+            continue
+        components[c] = rank_agreement(
+            cv, gold, n_resamples=b, confidence_level=level, rng=seed_t[0]
         )
-        for c in comp_names
-    }
     strata_out: list[StratumAgreement] = []
     if strata and any(i.stratum is not None for i in j.items):
         for s in sorted({i.stratum or "(none)" for i in j.items}):
@@ -434,6 +444,7 @@ def calibrate_rewards(
         acceptance=tuple(acceptance),
         passed=outcome == "pass",
         outcome=outcome,
+        component_notes=component_notes,
     )
     if outdir is not None:
         write_atomic(outdir / "calibration.json", cal.to_json(indent=1) + "\n")

@@ -302,6 +302,18 @@ def _calibrate_user(
             field="--rewards",
         )
     items = read_items(gold_path, require_gold=True, strata_field=strata_field)
+    if strata_field != "stratum" and all(i.stratum is None for i in items):
+        raise InputError(
+            f"no item of {gold_path} has the field {strata_field!r}; name the field that holds "
+            f"each item's stratum (fields of line 1: {sorted(items[0].fields)[:12]})",
+            field="--strata",
+        )
+    if good_min is not None and all(isinstance(i.gold, bool) for i in items):
+        raise InputError(
+            f"{gold_path} has bool gold labels (true = good); --good-min applies to numeric "
+            f"gold only",
+            field="--good-min",
+        )
     repeats = 0
     errors: dict[str, str] = {}
     if rewards_path is not None:
