@@ -191,11 +191,11 @@ def test_any_json_string_survives_the_jsonl_reader(tmp_path_factory, text, crlf,
 @pytest.mark.parametrize("depth", [1_500, 100_000])
 def test_deep_nesting_is_bad_input_not_a_traceback(workdir, capsys, depth):
     (workdir / "deep.jsonl").write_text('{"id": "a", "x": ' + "[" * depth + "]" * depth + "}\n")
-    with pytest.raises(InputError, match=r"deep.jsonl, line 1: not readable JSON: nested deeper"):
+    with pytest.raises(InputError, match=r"deep.jsonl, line 1: .*nested (more|deeper)"):
         read_items("deep.jsonl")
     code = main(["validate", "--reward", "x:make", "--items", "deep.jsonl", "--out", "o"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "nested deeper" in err[0]
+    assert code == 2 and len(err) == 1 and "nested" in err[0]
 
 
 # --- user modules named like the standard library -------------------------------------------
