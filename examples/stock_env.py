@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from rewardkit.envs import Env, Verdict, check_env, parse_action, register
+from rewardkit.envs.protocol import check_tool_args
 from rewardkit.stack import Component, Gate, GateOutcome, RewardStack
 
 WAREHOUSES = ("north", "south", "east", "west")
@@ -171,8 +172,10 @@ class StockEnv(Env):
         done = truncated = False
         if parsed.kind == "answer":
             self._answer, done, obs = parsed.answer, True, {"final": "answer recorded"}
-        elif parsed.kind == "invalid" or parsed.tool not in {t["name"] for t in TOOLS}:
-            obs = {"error": parsed.error or f"unknown tool {parsed.tool!r}"}
+        elif parsed.kind == "invalid":
+            obs = {"error": parsed.error}
+        elif (wrong := check_tool_args(TOOLS, str(parsed.tool), parsed.args or {})) is not None:
+            obs = {"error": wrong}  # an unknown tool, argument, type or enum value
         else:
             args = parsed.args or {}
             self._spent += 1.0

@@ -61,8 +61,9 @@ def test_hidden_values_are_compared_by_value_not_substring(stock):
 
     assert check_env(Chatty(env_id="mine/chatty-v1")).passed
     leak = check_env(Leaky(env_id="mine/leaky-v1"))
-    assert not leak.passed and "values [" in leak.checks[-1].measured
-    assert leak.checks[-1].measured != "keys [], values []"
+    (measured,) = [c.measured for c in leak.checks if c.name.startswith("no verifier keys")]
+    assert not leak.passed and "values [" in measured
+    assert measured != "keys [], values []"
 
 
 def test_check_env_catches_a_replay_that_does_not_reproduce(stock):

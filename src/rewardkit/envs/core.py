@@ -144,6 +144,20 @@ def _same_json(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _shape(value: Any) -> str:
+    """What a hook returned, briefly: the type, and the element types of a tuple."""
+    if isinstance(value, tuple):
+        return f"a {len(value)}-tuple ({', '.join(type(v).__name__ for v in value)})"
+    if isinstance(value, Mapping):
+        return f"a {type(value).__name__} with keys {sorted(map(str, value))[:8]}"
+    return f"a {type(value).__name__}"
+
+
+def _short(action: Any) -> str:
+    text = action if isinstance(action, str) else canonical_json(action)
+    return repr(text if len(text) <= 120 else text[:120] + "…")
+
+
 def _none_reason(verdict: Verdict) -> str:
     n = len(verdict.errors)
     if n:
@@ -192,7 +206,18 @@ class Env:
     def reset(
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        obs, info, resolved = self._reset(seed, dict(options or {}))
+        out = self._reset(seed, dict(options or {}))
+        if (
+            not isinstance(out, tuple)
+            or len(out) != 3
+            or not isinstance(out[2], Mapping)
+            or not {"seed", "options"} <= set(out[2])
+        ):
+            raise EnvError(
+                f"{self.env_id or type(self).__name__}: _reset must return (obs, info, "
+                f'{{"seed": resolved seed, "options": resolved options}}); got {_shape(out)}.'
+            )
+        obs, info, resolved = out
         self._seed, self._options = resolved["seed"], resolved["options"]
         self._actions = []
         self._done, self._started, self._verdict = False, True, None
@@ -208,7 +233,25 @@ class Env:
             )
         action = recorded_action(action)  # what is judged is exactly what the snapshot keeps
         self._actions.append(action)
-        obs, terminated, truncated, info = self._step(action)
+        try:
+            out = self._step(action)
+        except Exception as exc:
+            # The contract: every action gets an observation (a malformed one an error
+            # observation). An environment that raises is broken; the action is not kept, so
+            # the snapshot stays replayable, and the error says which action it was.
+            self._actions.pop()
+            raise EnvError(
+                f"{self.env_id or type(self).__name__}: _step raised {type(exc).__name__}: "
+                f"{str(exc)[:200]} on the action {_short(action)}; an environment answers every "
+                f'action, a malformed one with {{"error": reason}}.'
+            ) from exc
+        if not isinstance(out, tuple) or len(out) != 4:
+            self._actions.pop()
+            raise EnvError(
+                f"{self.env_id or type(self).__name__}: _step must return (obs, terminated, "
+                f"truncated, info); got {_shape(out)}."
+            )
+        obs, terminated, truncated, info = out
         reward = 0.0
         if terminated or truncated:
             self._done = True
@@ -232,7 +275,20 @@ class Env:
             raise EnvError(f"{self.env_id}: finalize() called before reset().")
         if self._verdict is None:
             self._done = True
-            self._verdict = self._verdict_now()
+            try:
+                verdict = self._verdict_now()
+            except Exception as exc:
+                raise EnvError(
+                    f"{self.env_id or type(self).__name__}: _verdict_now raised "
+                    f"{type(exc).__name__}: {str(exc)[:200]}; the hidden verifier must give a "
+                    f"Verdict (a part that cannot score gives a None total, not an exception)."
+                ) from exc
+            if not isinstance(verdict, Verdict):
+                raise EnvError(
+                    f"{self.env_id or type(self).__name__}: _verdict_now must return a Verdict; "
+                    f"got {type(verdict).__name__}."
+                )
+            self._verdict = verdict
         return self._verdict
 
     def snapshot(self) -> bytes:
