@@ -176,13 +176,17 @@ def parse_task(value: Any, column: str, default_env: str) -> tuple[str, int, dic
     seed = value.get("seed")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"{where} needs 'seed', a non-negative int. Got {seed!r}.")
-    options = value.get("options") or {}
+    # None is "not given": a datasets / Arrow column of task objects fills every key another
+    # row has with None (options {"trap": "page2"} in one row, {"variant": 3} in the next).
+    options = value.get("options")
+    options = {} if options is None else options
     if not isinstance(options, Mapping):
         raise ValueError(f"{where} has 'options' that is not an object. Got {options!r}.")
-    env_id = value.get("env_id") or default_env
-    if not isinstance(env_id, str):
-        raise ValueError(f"{where} has 'env_id' that is not a string. Got {env_id!r}.")
-    return env_id, seed, dict(options)
+    env_id = value.get("env_id")
+    env_id = default_env if env_id is None else env_id
+    if not isinstance(env_id, str) or not env_id:
+        raise ValueError(f"{where} has 'env_id' that is not an environment id. Got {env_id!r}.")
+    return env_id, seed, {k: v for k, v in options.items() if v is not None}
 
 
 # --- replay ------------------------------------------------------------------------------------
