@@ -22,8 +22,10 @@ so a ``None`` total is sent as ``none_reward`` (default 0.0, a parameter) with
 ``extra_logs["masked"] = 1``; see :func:`~rewardkit.integrations._common.flat_record` for the
 fixed ``extra_logs`` keys (plus ``prompt_not_found``). The episode a stack sees: ``query``,
 ``prompt``, ``completion`` (the query after the prompt), ``text`` (the answer text of the
-completion without its trailing end markers: pass ``tokenizer=`` so that your model's own
-special tokens are stripped, besides :data:`DEFAULT_SPECIAL_TOKENS`), ``ground_truth`` and
+completion: up to its first turn-end marker — :data:`TURN_ENDS` and the tokenizer's end and
+pad tokens; a turn the model goes on to write after it is not its answer — without the
+trailing end markers: pass ``tokenizer=`` so that your model's own special tokens are
+stripped, besides :data:`DEFAULT_SPECIAL_TOKENS`), ``ground_truth`` and
 ``label`` (the label), and any other keyword.
 
 The prompt is located at the start of the query, exactly or up to whitespace (a tokenizer's
@@ -50,11 +52,14 @@ from .samplelog import SampleLog, open_log
 __all__ = [
     "DEFAULT_SPECIAL_TOKENS",
     "OpenRLHFReward",
+    "TURN_ENDS",
     "agent_executor",
+    "cut_at_turn_end",
     "end_markers",
     "reward_func",
     "split_query",
     "strip_end_markers",
+    "turn_ends",
 ]
 
 # End-of-turn / end-of-text markers of the common chat templates: Qwen / ChatML, Llama 3,
@@ -74,6 +79,38 @@ DEFAULT_SPECIAL_TOKENS = (
     "<pad>",
 )
 PROMPT_NOT_FOUND = "prompt_not_found"
+# The markers that end the model's turn: what it wrote after the first of them is not its
+# answer (a chat deployment stops there), so the scored text ends there. ``</s>``, ``<eos>``
+# and ``<pad>`` are not in this list (``</s>`` is also HTML); the tokenizer's own end and pad
+# tokens are added when one is given (:func:`turn_ends`).
+TURN_ENDS = (
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<end_of_turn>",
+    "<|end|>",
+    "<|return|>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>",
+)
+
+
+def turn_ends(tokenizer: Any = None, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """The markers the answer text is cut at: :data:`TURN_ENDS`, ``extra`` and the
+    tokenizer's ``eos_token`` and ``pad_token`` (the ones generation stops or pads with)."""
+    found = set(TURN_ENDS) | set(extra)
+    for attr in ("eos_token", "pad_token"):
+        tok = getattr(tokenizer, attr, None) if tokenizer is not None else None
+        if isinstance(tok, str) and tok:
+            found.add(tok)
+    return tuple(sorted(found, key=lambda t: (-len(t), t)))
+
+
+def cut_at_turn_end(text: str, ends: Sequence[str]) -> str:
+    """``text`` up to the first turn-end marker (all of it when there is none)."""
+    at = min((i for i in (text.find(t) for t in ends if t) if i >= 0), default=len(text))
+    return text[:at]
 
 
 def end_markers(tokenizer: Any = None, extra: Sequence[str] = ()) -> tuple[str, ...]:
@@ -139,15 +176,23 @@ def _prompt_end(query: str, prompt: str, markers: Sequence[str] = ()) -> int | N
     return i
 
 
-def split_query(query: str, prompt: str, special_tokens: Sequence[str]) -> tuple[str, str] | None:
-    """(completion, text): the query after the prompt, and the answer text of that without its
-    trailing end markers; None when the prompt cannot be found at the start of the query (the
-    sample is then marked, never scored with the prompt inside the response)."""
+def split_query(
+    query: str,
+    prompt: str,
+    special_tokens: Sequence[str],
+    ends: Sequence[str] = TURN_ENDS,
+) -> tuple[str, str] | None:
+    """(completion, text): the query after the prompt, and the answer text of that — up to
+    the first turn-end marker of ``ends`` (a turn the model wrote for the user or itself after
+    it is not its answer), without the trailing end markers; None when the prompt cannot be
+    found at the start of the query (the sample is then marked, never scored with the prompt
+    inside the response)."""
     at = _prompt_end(query, prompt, special_tokens)
     if at is None:
         return None
     completion = query[at:]
-    return completion, completion_text(strip_end_markers(completion, special_tokens))
+    text = strip_end_markers(cut_at_turn_end(completion, ends), special_tokens)
+    return completion, completion_text(text)
 
 
 class OpenRLHFReward:
@@ -160,7 +205,9 @@ class OpenRLHFReward:
         none_reward: float,
         special_tokens: tuple[str, ...],
         log: SampleLog | None = None,
+        ends: tuple[str, ...] = TURN_ENDS,
     ) -> None:
+        self.ends = ends
         self.stack = stack
         self.log = log  # one JSONL record per scored sample (log_path=)
         self.__name__ = name
@@ -190,7 +237,7 @@ class OpenRLHFReward:
                     "The 'queries' and 'prompts' parameters of an OpenRLHF reward_func must hold "
                     f"strings. Got {type(query).__name__} and {type(prompt).__name__}."
                 )
-            split = split_query(query, prompt, self.special_tokens)
+            split = split_query(query, prompt, self.special_tokens, self.ends)
             if split is None:  # the prompt is not where it must be: mark, do not score
                 rewards.append(self.none_reward)
                 for key in self.extra_log_keys:
@@ -270,6 +317,7 @@ def reward_func(
         check_fill(none_reward, "none_reward", "reward_func"),
         end_markers(tokenizer, special_tokens),
         open_log(log_path, trainer="openrlhf", name=name, func="reward_func"),
+        turn_ends(tokenizer),
     )
 
 

@@ -37,7 +37,7 @@ from .._json import canonical_json
 from ..errors import ConfigError
 from ._common import check_fill, flat_record
 from .fhir import completion_actions
-from .openrlhf import end_markers, strip_end_markers
+from .openrlhf import cut_at_turn_end, end_markers, strip_end_markers, turn_ends
 from .session import EnvSession
 
 __all__ = ["agent_executor", "feedback_text", "task_rows"]
@@ -117,6 +117,7 @@ def agent_executor(
             self.stack: Any = getattr(self.env, "stack", None)
             self.tokenizer = _TOKENIZER.get(None)
             self.markers = end_markers(self.tokenizer, special_tokens)
+            self.ends = turn_ends(self.tokenizer)
             self.so_far = 0.0
 
         async def reset(self, states: dict, **kw: Any) -> dict:
@@ -145,7 +146,9 @@ def agent_executor(
         async def step(self, states: dict, **kw: Any) -> dict:
             import torch
 
-            text = strip_end_markers(states["action_text"], self.markers)
+            # actions written after the turn's end marker are not the model's turn
+            turn = cut_at_turn_end(states["action_text"], self.ends)
+            text = strip_end_markers(turn, self.markers)
             observations = []
             for k, action in enumerate(completion_actions(text)):
                 if self.session.done or k >= max_actions_per_turn:
