@@ -16,6 +16,9 @@ Tools (``check_env``, the trainer adapters):
   "enum"?, "minimum"?, "maximum"?, "description"?}``. Actions are
   ``{"tool": name, "args": {...}}`` or ``{"answer": {...}}`` (:mod:`rewardkit.envs.actions`).
   ``reference_actions() -> list``: a correct trajectory for the current task (an oracle).
+  ``answer_args()`` (optional): the final answer's schema in the same shape, when it is not
+  :mod:`rewardkit.envs.actions`' (``sql/*``: status answered / unknown, ``value`` a number,
+  ``ids`` a list of ints, type ``"ids"``); the trainer adapters give their answer tool it.
 
 Red-team (``rewardkit redteam`` / :func:`rewardkit.envs.fuzz.fuzz`):
   ``stack``: the hidden verifier (a :class:`~rewardkit.stack.RewardStack`);
@@ -29,6 +32,8 @@ Red-team (``rewardkit redteam`` / :func:`rewardkit.envs.fuzz.fuzz`):
   ``ledger_violations() -> tuple[str, ...]``: unsafe acts read straight off the environment's
   own audit record (independent of the gates' code); a violation no gate caught is an exploit.
   ``library_cases()`` (optional): adversarial cases with expected outcomes, run by redteam.
+  ``control_stacks()`` (optional) → ``{name: (stack, classes)}``: naive controls and the
+  exploit classes each must show (``high_reward``, ``missed_violation``, ``inversion``).
 
 Lab (``rewardkit lab rlvr --env``): ``lab_options()`` (reset options, after a reset) and
 ``lab_trajectories()`` → name → (description, actions) for A (correct, concise), B (wrong),
