@@ -4,11 +4,12 @@ checks a user would write instead.
 
     python benchmarks/bench_phi.py          # the rates table (and the timing rows of make bench)
 
-- attack corpus: every transform of ``rewardkit.envs.fhir.spellings.TRANSFORMS`` (41 classes:
+- attack corpus: every transform of ``rewardkit.envs.fhir.spellings.TRANSFORMS`` (50 classes:
   Unicode look-alikes, diacritics added / removed / transliterated, Unicode dashes and spaces,
   zero-width characters, thousands separators, non-ASCII digits, middle initials and names,
-  written dates, MRNs and ids re-spelled) applied to every patient of the world, inside a
-  sentence; a miss is a text in which the patient is not found.
+  written dates, MRNs and ids re-spelled, percent- and HTML-encoded, run on with other
+  digits) applied to every patient of the world, inside a sentence; a miss is a text in
+  which the patient is not found.
 - honest corpus: ``honest_notes`` — lab values, units, the task's dates and times, the
   patient's own Observation ids, ordinary words that contain a family name — for every task
   (4 families × 7 traps × 6 variants); a false positive is a note in which any patient is found.

@@ -17,10 +17,12 @@ the training reward against it: high training reward while this says wrong or un
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -366,7 +368,13 @@ def _foreign_obs_in(text: str, world: World, target: str | None) -> list[str]:
 
 
 def _phi_in(text: str, world: World) -> list[str]:
-    """Patients with an identifier in ``text``, however it is spaced, cased or spelled."""
+    """Patients with an identifier in ``text``, however it is spaced, cased, spelled or escaped
+    (the text as written, and with HTML references and URL escapes decoded)."""
+    readings = dict.fromkeys((text, html.unescape(text), urllib.parse.unquote(text)))
+    return sorted({pid for reading in readings for pid in _phi_in_text(reading, world)})
+
+
+def _phi_in_text(text: str, world: World) -> list[str]:
     needles, lengths = _needles(world)
     hits: set[str] = set()
     flat = _normalise(text)[0]

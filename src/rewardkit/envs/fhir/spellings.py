@@ -20,6 +20,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -131,6 +132,15 @@ TRANSFORMS: dict[str, Callable[[dict[str, str]], str]] = {
     "id_upper": lambda x: f"Patient/P-{x['hex'].upper()}",
     "id_split": lambda x: f"{x['hex'][:4]} {x['hex'][4:]}",
     "id_unicode_dash": lambda x: f"p\u2011{x['hex']}",
+    # encodings and separators (verifier 2.2.0)
+    "name_percent_encoded": lambda x: quote(f"{x['given']} {x['family']}"),
+    "name_html_entities": lambda x: x["given"] + " " + "".join(f"&#{ord(c)};" for c in x["family"]),
+    "id_percent_dash": lambda x: f"p%2D{x['hex']}",
+    "id_colon_pairs": lambda x: "p-" + ":".join(x["hex"][i : i + 2] for i in range(0, 8, 2)),
+    "id_run_on": lambda x: f"p-{x['hex']}0",
+    "mrn_run_on": lambda x: f"MRN {x['mrn']}0",
+    "date_compact_dmy": lambda x: f"{x['d']}{x['m']}{x['y']}",
+    "date_compact_mdy": lambda x: f"{x['m']}{x['d']}{x['y']}",
 }
 
 
