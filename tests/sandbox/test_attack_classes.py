@@ -4,7 +4,9 @@
   worker: their threads, and the feeder thread of a large standard input, must still start;
 - fidelity under confinement: every standard-library module an honest program imports on the
   host imports inside the sandbox (a Landlock rule that lost directory listing made 26 of them
-  ModuleNotFoundError).
+  ModuleNotFoundError);
+- (a)/(d) another program's source or output in the zygote's memory: a thief that finds the
+  next queued program (read ahead by a buffered reader) runs it and passes.
 """
 
 from __future__ import annotations
@@ -169,3 +171,87 @@ def test_every_standard_module_imports_in_the_sandbox(confinement):
         if s != Status.PASS
     ]
     assert not bad, bad
+
+
+# ------------------------------------- (a)/(d) another program's source in the zygote's memory
+_STEAL = r"""
+def _stolen():
+    import gc, json, sys
+    blobs = []
+    for s in (sys.__stdin__, sys.stdin, getattr(sys, "_rk_stdin", None)):
+        for get in (lambda s: s.buffer.peek(1 << 20), lambda s: s.peek(1 << 20)):
+            try:
+                blobs.append(bytes(get(s)))
+            except BaseException:
+                pass
+    srcs = _scan(blobs)
+    if srcs:
+        return srcs
+    for o in gc.get_objects():
+        if type(o) in (dict, list, tuple):
+            for v in (o.values() if type(o) is dict else o):
+                if type(v) in (bytes, bytearray) and b"MARK-HONEST" in v:
+                    blobs.append(bytes(v))
+                elif type(v) is str and "MARK-HONEST" in v:
+                    blobs.append(v.encode("utf-8", "replace"))
+    return _scan(blobs)
+
+
+def _scan(blobs):
+    import json
+    srcs = []
+    for blob in blobs:
+        for line in blob.splitlines():
+            try:
+                msg = json.loads(line.strip(b"0123456789 "))
+            except BaseException:
+                msg = None
+            if isinstance(msg, dict) and isinstance(msg.get("program"), str):
+                srcs.append(msg["program"])
+        text = blob.decode("utf-8", "replace")
+        if "# MARK-HONEST\n" in text and "_stolen" not in text:
+            srcs.append(text[text.index("# MARK-HONEST\n"):])
+    return [s for s in srcs if "_stolen" not in s]
+"""
+THIEVES = {
+    "function, runs a stolen source": _STEAL
+    + (
+        "def f(x):\n    for src in _stolen():\n        g = {}\n        try:\n"
+        "            exec(src, g)\n            return g['f'](x)\n        except BaseException:\n"
+        "            pass\n    return None\n"
+    ),
+    "function, returns a stolen record": _STEAL
+    + (
+        "def f(x):\n    import gc\n    for o in gc.get_objects():\n"
+        "        if type(o) is list and len(o) == 6 and o[0] == 'cell' and o[3] == 'V':\n"
+        "            return eval(o[5])\n    return None\n"
+    ),
+}
+HONEST = "# MARK-HONEST\ndef f(x):\n    return x * 7 + 1\n"
+STDIN_THIEF = _STEAL + (
+    "import io, sys\nfor src in _stolen():\n    out = io.StringIO()\n    old = sys.stdout\n"
+    "    sys.stdout = out\n    try:\n        exec(src, {'__name__': '__main__'})\n"
+    "    except BaseException:\n        pass\n    finally:\n        sys.stdout = old\n"
+    "    if out.getvalue().strip():\n        print(out.getvalue())\n        break\n"
+)
+STDIN_HONEST = "# MARK-HONEST\nn = int(input())\nprint(n * 7 + 1)\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["strict", "basic"])
+def test_a_program_cannot_run_a_queued_programs_source(path):
+    """Two jobs are in flight per zygote, so the next program's source reaches the zygote before
+    the current one forks.  Read with a buffered reader, it sat in the zygote's memory at the
+    fork: ``sys.__stdin__.buffer.peek()`` handed it to the child, which ran it and passed (under
+    GRPO: the best sibling's reward for an empty program).  Thieves never pass; the honest
+    programs beside them do."""
+    tests = [TestCase("(3,)", "22"), TestCase("(5,)", "36")]
+    with _box(path, timeout_s=2.0, memory_mb=256, workers=2) as box:
+        for name, thief in THIEVES.items():
+            table = box.run([thief, HONEST] * 6, tests, entry_point="f")
+            assert not table.passed[0::2].any(), (name, table.detail[0::2].tolist())
+            assert table.passed[1::2].all(), (name, table.detail[1::2].tolist())
+        stdio = [StdioTest("3\n", "22\n"), StdioTest("5\n", "36\n")]
+        table = box.run([STDIN_THIEF, STDIN_HONEST] * 6, stdio)
+    assert not table.passed[0::2].any(), table.detail[0::2].tolist()
+    assert table.passed[1::2].all(), table.detail[1::2].tolist()

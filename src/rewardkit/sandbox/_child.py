@@ -38,9 +38,11 @@ __all__ = [
     "TEXT_CAP",
     "child_env",
     "decode",
+    "frame",
     "is_cell_record",
     "is_ready_record",
     "is_row_record",
+    "read_frame",
     "run_program",
     "setup_child",
     "write_all",
@@ -65,6 +67,44 @@ def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+FRAME_HEAD = 16  # "%015d\n": the byte length of the message that follows
+
+
+def frame(msg: dict) -> bytes:
+    """A message to a zygote: its length, then its JSON (see ``read_frame``)."""
+    body = json.dumps(msg).encode()
+    return b"%015d\n" % len(body) + body
+
+
+def _read_exact(fd: int, n: int) -> bytearray | None:
+    buf, got = bytearray(n), 0
+    view = memoryview(buf)
+    while got < n:
+        k = os.readv(fd, [view[got:]])
+        if k == 0:
+            return None
+        got += k
+    view.release()
+    return buf
+
+
+def read_frame(fd: int) -> dict | None:
+    """The next message on ``fd`` (None at end of input), read to its last byte and no further.
+    A buffered reader would read ahead: the next job, another program's source, would then sit
+    in the zygote's memory at the fork and every child could read it
+    (``sys.__stdin__.buffer.peek()``).  The message's bytes are zeroed once decoded."""
+    head = _read_exact(fd, FRAME_HEAD)
+    if head is None:
+        return None
+    body = _read_exact(fd, int(head))
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    finally:
+        body[:] = bytes(len(body))
 
 
 def setup_child(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RewardkitError
+from ._child import frame, write_all
 from ._confine import INSTALL_HINT, plan
 
 __all__ = ["LEVEL_ORDER", "LocalPool"]
@@ -143,7 +144,7 @@ class _Worker:
         self.levels: list[str] = []
         self.pid = self.rss_kb = self.peak_kb = 0
         try:
-            os.write(self.wfd, (json.dumps(cfg) + "\n").encode())
+            write_all(self.wfd, frame(cfg))
         except OSError:  # it died before reading its configuration (bwrap refused to start…)
             self.kill()
             raise RewardkitError("a sandbox worker exited before its handshake.") from None
@@ -171,7 +172,7 @@ class _Worker:
         return self
 
     def send(self, msg: dict) -> None:
-        self.outbuf += (json.dumps(msg) + "\n").encode()
+        self.outbuf += frame(msg)
 
     def pump(self) -> None:
         """Write what the non-blocking stdin pipe accepts now."""

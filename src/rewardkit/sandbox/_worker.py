@@ -48,6 +48,7 @@ try:
         is_cell_record,
         is_ready_record,
         is_row_record,
+        read_frame,
         run_program,
         setup_child,
         write_all,
@@ -64,6 +65,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
         is_cell_record,
         is_ready_record,
         is_row_record,
+        read_frame,
         run_program,
         setup_child,
         write_all,
@@ -558,8 +560,10 @@ def _describe(status: int, ready: bool) -> str:
 
 
 def main() -> None:
-    stdin = sys.stdin.buffer
-    cfg = json.loads(stdin.readline())
+    # Messages are read from fd 0 to their last byte, never ahead (``read_frame``).
+    cfg = read_frame(0)
+    if cfg is None:
+        return
     preload(PRELOAD_SLIM if cfg.get("preload") == "slim" else PRELOAD)
     z = Zygote(cfg)
     if z.libc is not None and not cfg.get("bwrap"):
@@ -571,8 +575,7 @@ def main() -> None:
     z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS")])
     z.flush()
     try:
-        for raw in stdin:
-            msg = json.loads(raw)
+        while (msg := read_frame(0)) is not None:
             if msg["op"] == "tests":
                 z.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
                 z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])  # refreshed per batch
