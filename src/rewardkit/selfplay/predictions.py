@@ -28,7 +28,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._rng import as_generator
-from .._validation import check_memory, check_positive_int
+from .._validation import Interval, check_memory, validate_params
 from .infogain import ig_rewards, miller_madow_bias, null_mi
 
 __all__ = ["P1Bucket", "P1Result", "P4Result", "mm_bound", "mm_peak", "p1_check", "p4_check"]
@@ -81,12 +81,17 @@ class P1Result(JsonMixin):
         return tuple(b.c_hat for b in self.buckets if 2 * b.c_hat > self.m and not b.holds)
 
 
+@validate_params(
+    {
+        "m": [Interval(int, 4, None)],
+        "n_per_bucket": [Interval(int, 10, None)],
+        "rng": ["rng"],
+    }
+)
 def p1_check(*, m: int = 16, n_per_bucket: int = 2000, rng: Any = 0) -> P1Result:
     """Simulate null tables (pass column independent of y) with exactly Ĉ occupied levels for
     every Ĉ = 2..m and compare the plug-in MI with the seed's Miller–Madow prediction."""
     func = "p1_check"
-    check_positive_int(m, "m", func, minimum=4)
-    check_positive_int(n_per_bucket, "n_per_bucket", func, minimum=10)
     check_memory(
         n_per_bucket,
         "n_per_bucket",
