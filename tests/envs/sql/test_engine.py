@@ -174,3 +174,48 @@ def test_cache_returns_the_same_run():
     assert s.run(q) is s.run(q) and s.cache_hits == 1
     fresh = ReadOnlySession(world.uri, cache_size=0).run(q)
     assert fresh == s.run(q)
+
+
+def _one_step_bombs():
+    """Calls whose work is the product of two string lengths inside one VM step, as
+    constants, per row and nested, through the functions that do a naive substring search."""
+    hay = ["hex(zeroblob({n}))||'x'", "hex(zeroblob({n}))||a.order_id", "upper(hex(zeroblob({n})))"]
+    needle = ["hex(zeroblob({m}))||'x'", "'0'||hex(zeroblob({m}))||'y'"]
+    for (i, h), nd, (n, m) in itertools.product(
+        enumerate(hay), needle, [(8, 4), (40, 20), (500, 250)]
+    ):
+        src = "FROM order_lines a" if "a." in h else ""
+        h, nd = h.format(n=n), nd.format(m=m)
+        yield f"SELECT sum(instr({h}, {nd})) {src}"
+        yield f"SELECT sum(length(replace({h}, {nd}, 'y'))) {src}"
+        yield f"SELECT max(length(lower(replace(({h}), {nd}, ({nd}))))) {src}"
+        if i == 0:
+            yield f"SELECT INSTR({h}, {nd})"
+            yield f'SELECT "replace"({h}, {nd}, {nd})'
+
+
+@pytest.mark.parametrize("sql", list(_one_step_bombs()))
+def test_quadratic_string_search_is_refused(sql):
+    # instr / replace of two 10 kB strings over the 30,526 order lines ran 26-30 s on about
+    # 250,000 VM steps: the step counter cannot see work done inside one call, so the
+    # functions are refused whatever their arguments.
+    world = build_world(0)
+    run = ReadOnlySession(world.uri, cache_size=0).run(sql)
+    assert not run.ok
+    assert any(
+        e.action == "function"
+        and (e.column or "").lower() in {"instr", "replace"}
+        and not e.allowed
+        for e in run.events
+    )
+
+
+def test_quadratic_string_search_refused_through_the_env():
+    from rewardkit.envs import make
+
+    env = make("sql/revenue-v1")
+    env.reset(seed=0)
+    obs, *_ = env.step(
+        {"tool": "query", "args": {"sql": "SELECT instr(hex(zeroblob(9))||'x', '0x')"}}
+    )
+    assert "error" in obs and "rows" not in obs
