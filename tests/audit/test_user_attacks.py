@@ -453,3 +453,36 @@ def test_an_option_that_names_nothing_in_the_data_is_bad_input(workdir, capsys, 
         calibrate_rewards(
             read_items("g.jsonl"), [RewardRecord(str(k), k / 8) for k in range(8)], good_min=0.5
         )
+
+
+# --- user code that calls sys.exit() must never end the audit with its status ---------------
+
+EXITS = {
+    "import": "import sys\nsys.exit({code})\n" + SCORE + "def make():\n    return score\n",
+    "factory": "import sys\n" + SCORE + "def make():\n    sys.exit({code})\n",
+    "reward": "import sys\ndef make():\n    def r(item):\n        sys.exit({code})\n"
+    "    r.range = (0, 1)\n    return r\n",
+    "component": "import sys\nfrom rewardkit import Component, RewardStack\n"
+    + SCORE
+    + "def bye(item):\n    sys.exit({code})\n"
+    "def make():\n    return RewardStack(components=[Component('a', score, range=(0, 1)),"
+    " Component('b', bye, weight=0.5, range=(0, 1))])\n",
+    "perturbation": "import sys\n" + SCORE + "score.range = (0, 1.5)\n"
+    "def make():\n    return score\ndef corrupt(item):\n    sys.exit({code})\n",
+}
+
+
+@pytest.mark.parametrize("code", ["0", "None", "1", "'bye'"])
+@pytest.mark.parametrize("where", sorted(EXITS))
+def test_sys_exit_in_user_code_is_an_error_of_the_reward(workdir, capsys, where, code):
+    tag = "".join(c for c in code if c.isalnum())
+    name = _module(workdir, f"user_exit_{where}_{tag}", EXITS[where].format(code=code))
+    extra = ["--perturb", f"{name}:corrupt"] if where == "perturbation" else []
+    args = ["--reward", f"{name}:make", "--out", str(workdir / "o")]
+    status = main(["validate", *args, "--items", "items.jsonl", "--allow-not-run", *extra])
+    err = capsys.readouterr().err
+    assert status in (1, 2), (status, err)  # a failed gate or bad input, never 0
+    if where in ("import", "factory"):
+        assert "called sys.exit" in err
+    if where != "perturbation":
+        assert main(["calibrate", *args, "--gold", "items.jsonl"]) in (1, 2)

@@ -37,13 +37,22 @@ from ..stack import RewardStack
 __all__ = ["ItemScore", "UserReward", "load_reward", "scores_json", "user_code"]
 
 
+class UserExit(Exception):
+    """The user's code called ``sys.exit()`` (or raised SystemExit): an error of the reward,
+    never the exit status of the audit."""
+
+
 @contextlib.contextmanager
 def user_code() -> Iterator[None]:
     """Run the user's code (import, factory, reward, perturbation) with ``print`` sent to
     stderr: what it prints must never mix into ``--json`` output or the determinism gate's
-    byte comparison."""
+    byte comparison. A ``sys.exit()`` in it becomes :class:`UserExit`, so a reward that exits
+    cannot end the audit with its own status (``sys.exit(0)`` would read as a pass)."""
     with contextlib.redirect_stdout(sys.stderr):
-        yield
+        try:
+            yield
+        except SystemExit as exc:
+            raise UserExit(f"called sys.exit({exc.code!r})") from None
 
 
 @dataclass(frozen=True)
@@ -108,8 +117,11 @@ class UserReward:
             )
         item = copy.deepcopy(dict(item))
         if self.stack is not None:
-            with user_code():
-                r = self.stack.score(item)
+            try:
+                with user_code():
+                    r = self.stack.score(item)
+            except Exception as exc:  # what the stack itself lets through (sys.exit)
+                return ItemScore(None, error=f"{type(exc).__name__}: {exc}")
             err = "; ".join(f"{k}: {v}" for k, v in sorted(r.errors.items())) or None
             return ItemScore(r.total, dict(r.components), dict(r.gates), err)
         fn: Any = self.target
