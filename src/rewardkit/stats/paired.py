@@ -23,7 +23,8 @@ from ..errors import ConfigError
 __all__ = ["PairedDifference", "paired_difference", "t_quantile_975"]
 
 # Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (scipy.stats.t.ppf(0.975, df),
-# to 10 decimals; the tests compare them with scipy). Beyond 30 the normal 1.96 is used.
+# to 10 decimals; the tests compare them with scipy). Beyond 30 the Cornish–Fisher expansion of
+# t in 1/df around the normal quantile (Hill 1970, five terms; within 1e-7 of scipy from df 31).
 _T975 = (
     12.7062047362, 4.3026527297, 3.1824463053, 2.7764451052, 2.5705818356, 2.4469118511,
     2.3646242516, 2.3060041352, 2.2621571628, 2.2281388520, 2.2009851601, 2.1788128297,
@@ -31,13 +32,21 @@ _T975 = (
     2.0930240544, 2.0859634473, 2.0796138447, 2.0738730679, 2.0686576104, 2.0638985616,
     2.0595385528, 2.0555294386, 2.0518305165, 2.0484071418, 2.0452296421, 2.0422724563,
 )  # fmt: skip
+_Z975 = 1.959963984540054  # the standard normal's 0.975 quantile
 
 
 def t_quantile_975(df: int) -> float:
     """The 0.975 quantile of Student's t with ``df`` degrees of freedom (df ≥ 1)."""
     if df < 1:
         raise ConfigError(f"t_quantile_975 needs df >= 1. Got {df}.")
-    return _T975[df - 1] if df <= len(_T975) else 1.96
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = _Z975
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
 
 
 @dataclass(frozen=True)
