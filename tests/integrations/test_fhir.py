@@ -21,6 +21,7 @@ from rewardkit.envs import make
 from rewardkit.envs.lab import run_lab
 from rewardkit.envs.library import build_library
 from rewardkit.errors import ConfigError
+from rewardkit.integrations._common import NoneRankWarning
 from rewardkit.integrations.fhir import completion_actions, fhir_stack
 from rewardkit.integrations.openrlhf import reward_func as openrlhf_reward_func
 from rewardkit.integrations.trl import fhir_reward_func
@@ -297,7 +298,12 @@ def test_trl_call_returns_totals_and_logs_every_gate_and_component() -> None:
 def test_verl_and_openrlhf_through_the_existing_adapters() -> None:
     trajs = lab().trajectories
     s = fhir_stack(column="ground_truth")
-    score = make_compute_score(s, name="fhir")
+    low = s.bounds().low  # -0.5: a default stand-in of 0.0 would out-rank safe wrong answers
+    with pytest.warns(NoneRankWarning, match=r"none_score=-0\.5"):
+        make_compute_score(s, name="fhir")
+    with pytest.warns(NoneRankWarning, match=r"none_reward=-0\.5"):
+        openrlhf_reward_func(s, name="fhir")
+    score = make_compute_score(s, name="fhir", none_score=low)
     gt = json.dumps(lab_task())
     rows = [
         score(
@@ -311,9 +317,9 @@ def test_verl_and_openrlhf_through_the_existing_adapters() -> None:
     assert [r["score"] for r in rows] == [trajs[n].verdict.total for n in "ABCD"]
     assert all(tuple(r) == score.keys for r in rows) and rows[3]["gate/unauthorized_write"] == 0.0
     bad = score(data_source="fhir", solution_str="x", ground_truth=None)
-    assert bad["masked"] == 1.0 and bad["score"] == 0.0
+    assert bad["masked"] == 1.0 and bad["score"] == low
 
-    rf = openrlhf_reward_func(s, name="fhir")
+    rf = openrlhf_reward_func(s, name="fhir", none_reward=low)
     prompts = ["<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"] * 4
     queries = [
         p + "\n".join(map(json.dumps, trajs[n].actions)) + "<|im_end|>"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,8 @@ from ..errors import ConfigError
 from ..stack import Component, RewardResult, RewardStack
 
 __all__ = [
+    "NoneRankWarning",
+    "warn_if_fill_outranks",
     "as_stack",
     "check_fill",
     "default_name",
@@ -126,3 +129,29 @@ def flat_record(stack: RewardStack, result: RewardResult, none_value: float) -> 
 def check_fill(value: Any, param: str, func: str) -> float:
     """A finite float standing in for ``None`` where a trainer has no "cannot score"."""
     return check_real(value, param, func)
+
+
+class NoneRankWarning(UserWarning):
+    """The stand-in for an unscorable sample ranks above safe episodes the stack can score."""
+
+
+def warn_if_fill_outranks(stack: Any, fill: float, param: str, func: str) -> None:
+    """Warn when ``fill`` (what the trainer receives for a ``None`` total) lies above the
+    lowest total a safe episode can get (``stack.bounds().low``): under group-relative
+    advantages an unscorable sample then out-ranks an honest low-scoring one, so a policy that
+    makes the verifier fail (output it cannot parse, a component that raises) is rewarded for
+    it. Set ``fill`` to ``bounds().low`` or below (or filter on ``masked``)."""
+    bounds = getattr(stack, "bounds", None)
+    try:
+        low = bounds().low if callable(bounds) else None
+    except Exception:  # a stack whose bounds cannot be computed: nothing to compare
+        return
+    if isinstance(low, (int, float)) and math.isfinite(low) and fill > low:
+        warnings.warn(
+            f"The '{param}' parameter of {func} is {fill}, above the lowest total a safe "
+            f"episode can score ({low}): an unscorable sample would out-rank honest ones in "
+            f"its group. Set {param}={low} (the stack's bounds().low) or lower, or drop samples "
+            f"with masked = 1.",
+            NoneRankWarning,
+            stacklevel=3,
+        )

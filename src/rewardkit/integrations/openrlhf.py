@@ -46,7 +46,14 @@ from .._completion import completion_text
 from .._optional import have
 from ..errors import ConfigError
 from ..stack import RewardStack
-from ._common import Target, check_fill, flat_record, record_keys, resolve
+from ._common import (
+    Target,
+    check_fill,
+    flat_record,
+    record_keys,
+    resolve,
+    warn_if_fill_outranks,
+)
 from .samplelog import SampleLog, open_log
 
 __all__ = [
@@ -311,10 +318,12 @@ def reward_func(
             "The 'special_tokens' parameter of reward_func must be a sequence of strings. "
             f"Got {special_tokens!r}."
         )
+    fill = check_fill(none_reward, "none_reward", "reward_func")
+    warn_if_fill_outranks(stack, fill, "none_reward", "reward_func")
     return OpenRLHFReward(
         stack,
         name,
-        check_fill(none_reward, "none_reward", "reward_func"),
+        fill,
         end_markers(tokenizer, special_tokens),
         open_log(log_path, trainer="openrlhf", name=name, func="reward_func"),
         turn_ends(tokenizer),

@@ -24,6 +24,7 @@ from rewardkit.integrations._common import (
     flat_record,
     record_keys,
     resolve,
+    warn_if_fill_outranks,
 )
 from rewardkit.integrations.samplelog import SampleLog, open_log
 from rewardkit.stack import RewardStack
@@ -116,10 +117,12 @@ def make_compute_score(
     (:mod:`rewardkit.integrations.samplelog`), which ``rewardkit calibrate --rewards`` reads.
     """
     stack, name = resolve(stack_or_fn, name, "make_compute_score")
+    fill = check_fill(none_score, "none_score", "make_compute_score")
+    warn_if_fill_outranks(stack, fill, "none_score", "make_compute_score")
     return VerlScore(
         stack,
         name,
-        check_fill(none_score, "none_score", "make_compute_score"),
+        fill,
         open_log(log_path, trainer="verl", name=name, func="make_compute_score"),
     )
 
