@@ -217,9 +217,11 @@ def _descendants(pid: int) -> set[int]:
 
 
 @pytest.fixture
-def target():
-    d = Path(__file__).parent / f".hostile-target-{os.getpid()}"
+def target(tmp_path):
+    # A host directory the test owns (not the checkout: an ordinary user may not write there).
+    d = tmp_path / "hostile-target"
     d.mkdir(mode=0o755)
+    tmp_path.chmod(0o755)
     (d / "sentinel.txt").write_text("keep me")
     yield d
     shutil.rmtree(d, ignore_errors=True)
