@@ -486,3 +486,20 @@ def test_sys_exit_in_user_code_is_an_error_of_the_reward(workdir, capsys, where,
         assert "called sys.exit" in err
     if where != "perturbation":
         assert main(["calibrate", *args, "--gold", "items.jsonl"]) in (1, 2)
+
+
+@pytest.mark.parametrize(
+    "spec, hint",
+    [
+        ("user_path.py:make", "'user_path:make'"),
+        ("./user_path:make", "'user_path:make'"),
+        ("./user_path.py:make", "'user_path:make'"),
+        ("sub/user_path.py:make", "'sub.user_path:make'"),
+    ],
+)
+def test_a_file_path_given_as_module_is_answered_with_the_module_name(workdir, spec, hint):
+    _module(workdir, "user_path", SCORE + "def make():\n    return score\n")
+    with pytest.raises(InputError, match=rf"not a file path.*use {hint}"):
+        load_reward(spec)
+    with pytest.raises(InputError, match=rf"not a file path.*use {hint.replace('make', 'score')}"):
+        load_function(spec.replace("make", "score"), param="--perturb")

@@ -190,6 +190,20 @@ def _kind(obj: Any) -> str:
     return f"an object of type {type(obj).__name__}"
 
 
+def _refuse_path(module: str, spec: str, param: str) -> None:
+    """``myreward.py:make`` or ``./rewards/my:make``: a file path where a module name goes."""
+    if not (module.endswith(".py") or "/" in module or "\\" in module):
+        return
+    name = module.removesuffix(".py").replace("\\", "/").removeprefix("./").strip("/")
+    dotted = name.replace("/", ".")
+    raise InputError(
+        f"expected a module name, not a file path; got {module!r} from {spec!r}: for "
+        f"{name}.py use '{dotted}:{spec.rpartition(':')[2]}' from the folder that holds it "
+        f"(or put that folder on PYTHONPATH)",
+        field=param,
+    )
+
+
 def _refuse_stdlib_name(module: str, where: str, spec: str, param: str) -> None:
     """A user file named like a standard-library module: Python imports one or the other
     depending on what ran before (and the user file shadows the library for every import
@@ -218,6 +232,7 @@ def load_reward(spec: str, *, cwd: str | Path | None = None, param: str = "--rew
             f"directory); got {spec!r}",
             field=param,
         )
+    _refuse_path(module, spec, param)
     where = _add_cwd(cwd)
     _refuse_stdlib_name(module, where, spec, param)
     try:
@@ -292,6 +307,7 @@ def load_function(spec: str, *, param: str, cwd: str | Path | None = None) -> Ca
     module, sep, attr = spec.partition(":")
     if not sep or not module or not attr:
         raise InputError(f"expected 'module:function'; got {spec!r}", field=param)
+    _refuse_path(module, spec, param)
     where = _add_cwd(cwd)
     _refuse_stdlib_name(module, where, spec, param)
     try:
