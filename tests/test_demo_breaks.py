@@ -649,7 +649,11 @@ PROCESS_CACHES = (("rewardkit.envs.fuzz", "_ENVS"),)
 
 @pytest.fixture(scope="module")
 def demo_checks() -> dict[str, dict[str, bool]]:
-    report = demo.run_demo()
+    from rewardkit import _plotting
+
+    with pytest.MonkeyPatch.context() as mp:  # figures carry no check: not drawn here
+        replace_everywhere(mp, _plotting.optional_figures, lambda build: {})
+        report = demo.run_demo()
     return {s.name: {c.name: c.passed for c in s.checks} for s in report.sections}
 
 
@@ -681,6 +685,10 @@ def test_break_fails_its_checks(brk: Break, monkeypatch: pytest.MonkeyPatch) -> 
     for module, attr in PROCESS_CACHES:  # built once per process: rebuilt under the break
         if module in sys.modules:
             monkeypatch.setattr(sys.modules[module], attr, {})
+    from rewardkit import _plotting
+
+    # figures carry no check: not drawn here (most of a section's CPU time)
+    replace_everywhere(monkeypatch, _plotting.optional_figures, lambda build: {})
     brk.apply(monkeypatch)
     for section, names in brk.fails.items():
         fn = fns[section]
