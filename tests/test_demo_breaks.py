@@ -27,6 +27,9 @@ import numpy as np
 import pytest
 
 from rewardkit import demo
+from rewardkit.envs.demo import DEMO_EPISODES as FHIR_EPISODES
+from rewardkit.envs.sql.demo import DEMO_EPISODES as SQL_EPISODES
+from rewardkit.envs.sql.demo import DEMO_GROUPS as SQL_GROUPS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "demo-checks.md"
 
@@ -561,7 +564,7 @@ BREAKS: tuple[Break, ...] = (
     Break("fhir-task-constant", "the FHIR task component pays 1.0 for any answer",
           _fhir_component_constant("task"),
           {"envs": ("lab: B fails the task", "lab label",
-                    "fuzz 300 episodes: shipped verifier exploits")}),
+                    f"fuzz {FHIR_EPISODES} episodes: shipped verifier exploits")}),
     Break("fhir-task-inverted", "the FHIR task component pays 1 − task (the sign flipped)",
           _fhir_task_inverted, {"envs": ("lab: A has the top soft score",)}),
     Break("fhir-cost-constant", "the FHIR cost component pays 1.0 whatever was spent",
@@ -585,10 +588,11 @@ BREAKS: tuple[Break, ...] = (
           {"sql": ("lab rlvr A/B/C/D on every family (D's DELETE hard-fails and ranks last)",
                    "adversarial library: every case gets exactly its expected gates and "
                    "components",
-                   "fuzz 400 episodes: shipped verifier exploits")}),
+                   f"fuzz {SQL_EPISODES} episodes: shipped verifier exploits")}),
     Break("sql-fail-value-above", "the SQL verifier's default fail value sits above its safe "
           "totals (ordering unchecked)", _sql_fail_value_above,
-          {"sql": ("ranking inversions in 25 groups of 8 (shipped / unordered control)",)}),
+          {"sql": (f"ranking inversions in {SQL_GROUPS} groups of 8 (shipped / unordered "
+                   "control)",)}),
     Break("sql-naive-control-is-shipped", "the SQL fuzzer's naive control is the shipped "
           "verifier", _sql_naive_is_shipped,
           {"sql": ("fuzz: naive control (no gates) exploits",)}),
