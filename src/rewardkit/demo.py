@@ -121,7 +121,7 @@ def _levels_section() -> Section:
         {"levels.json": {k: v.to_dict() for k, v in res.items()}},
         figures,
         "A judge's step levels become a trajectory reward. Injecting one level-0 step into a "
-        "clean all-L3 trajectory must drop the reward by at least 0.30 (seed 000 §5): only "
+        "clean all-L3 trajectory must drop the reward by at least 0.30 (the spike-in test): only "
         "recipe B (the hard penalty, × γ = 0.30) does; A and C (uniform PRM weights) barely move.",
     )
 

@@ -77,5 +77,8 @@ def demo_section() -> Section:
             cal_over, title="Overconfident synthetic rater"
         )
     return Section(
-        "autorater", "Probabilistic autorater rewards (seed 001)", tuple(checks), artefacts
+        "autorater",
+        "Probabilistic autorater rewards (proper scoring rules)",
+        tuple(checks),
+        artefacts,
     )

@@ -114,7 +114,7 @@ def demo_section() -> Section:
     figures = optional_figures(lambda: _figures(sim))
     return Section(
         "selfplay",
-        "Self-play test rewards: IG with its null, P1, E.4 probe, simulation",
+        "Self-play test rewards: IG with its null, the bias model, the aliasing probe, simulation",
         tuple(checks),
         {
             "selfplay_ig.json": ig.to_dict(),
@@ -123,8 +123,9 @@ def demo_section() -> Section:
             "selfplay_simulation.json": {k: v for k, v in sim.to_dict().items() if k != "records"},
         },
         figures,
-        "Information-gain test rewards with their exact null, the P1 check of the statistics "
-        "notes, the E.4 aliasing probe, and a short self-play simulation whose instruments "
+        "Information-gain test rewards with their exact null, the check of the Miller–Madow "
+        "bias model on null tables, the aliasing probe (a program that edits its input list), "
+        "and a short self-play simulation whose instruments "
         "(D_s, H(y), null MI) are plotted per step. The simulation runs a control arm whose "
         "coder ignores the tests: D_s falling while pass@1 rises happens there too, so that "
         "pattern is not credited to the IG reward; only paired differences against the control "
