@@ -20,17 +20,28 @@ def test_smoke_run_preregisters_before_training(
     name: str, tmp_path: Path, capsys: Any, monkeypatch: Any
 ) -> None:
     seen: list[bool] = []
-    train = runner._train_arm
+    prereg_path = tmp_path / "learn" / name / "preregistration.json"
 
-    def spy(*a: Any, **kw: Any) -> Any:  # the pre-registration is on disk before any GRPO step
-        seen.append((tmp_path / "learn" / name / "preregistration.json").is_file())
-        return train(*a, **kw)
+    def registered() -> bool:  # this run's pre-registration, not a file left by an earlier one
+        if not prereg_path.is_file():
+            return False
+        pre = json.loads(prereg_path.read_text())
+        return bool(pre["steps"] == 2 and pre["seeds"] == [0])
 
-    monkeypatch.setattr(runner, "_train_arm", spy)
+    def spying(fn: Any) -> Any:
+        def spy(*a: Any, **kw: Any) -> Any:
+            seen.append(registered())
+            return fn(*a, **kw)
+
+        return spy
+
+    # On disk before any model is built (so before the warm start) and before any GRPO step.
+    for attr in ("build_model", "warm_start", "_train_arm"):
+        monkeypatch.setattr(runner, attr, spying(getattr(runner, attr)))
     rc = main(["learn", name, "--seeds", "0", "--steps", "2", "--json", "--out", str(tmp_path)])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)  # stdout is pure JSON: TRL's prints are muted
-    assert seen and all(seen)
+    assert len(seen) >= 3 and all(seen)
     pre = out["preregistration"]
     assert pre["steps"] == 2 and pre["seeds"] == [0] and pre["experiment"] == name
     assert pre["hypotheses"] and pre["decision_rule"] and pre["source_sha256"].startswith("sha256:")
