@@ -40,7 +40,7 @@ __all__ = [
     "reference_sql",
 ]
 
-VERIFIER_VERSION = "sql-verifier-1.0.0"
+VERIFIER_VERSION = "sql-verifier-1.1.0"
 FAMILIES = ("revenue", "top-customers", "retention", "refund-rate")
 KINDS = {
     "revenue": "money",
