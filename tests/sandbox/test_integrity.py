@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase, table
@@ -314,6 +314,9 @@ def test_any_payload_text_is_judged_without_raising(text):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.none() | st.booleans() | st.integers() | st.floats() | st.text(), max_size=6))
 def test_any_cell_shape_is_judged_without_raising(fields):
+    # A record that names row 0 by a plain int speaks for the honest program's own cell: what
+    # it does there is that cell's business. Everything else must leave row 0 alone.
+    assume(not (fields and type(fields[0]) is int and fields[0] == 0))
     t = _build(_cells([tuple(fields)]))
     assert t.status[0].tolist() == [P] * 4
     assert not (t.status[1] == P).any()
