@@ -20,7 +20,8 @@ def run(*args, cwd=None):
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=120,
+        # A hang guard, not a speed check: the whole demo runs here, on a machine that may be busy.
+        timeout=280,
     )
 
 
