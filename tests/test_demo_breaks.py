@@ -245,6 +245,28 @@ def _gradient_unmasked(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(proof, "_numpy_gradient", lambda rule, z, y, valid: orig(rule, z, y, ones(valid)))
 
 
+def _ece_gap(how: str) -> Callable[[pytest.MonkeyPatch], None]:
+    def apply(mp: pytest.MonkeyPatch) -> None:
+        from rewardkit.autorater import calibration
+
+        orig = calibration.expected_calibration_error
+
+        def broken(probs: Any, labels: Any, **kw: Any) -> Any:
+            r = orig(probs, labels, **kw)
+            bins = [
+                (c, my - mp_) for c, mp_, my in zip(r.bin_counts, r.bin_mean_p, r.bin_mean_y) if c
+            ]
+            if how == "signed":  # the absolute value dropped: over- and under-confidence cancel
+                ece = sum(c * g for c, g in bins) / sum(c for c, _ in bins)
+            else:  # every non-empty bin weighs the same, whatever its count
+                ece = sum(abs(g) for _, g in bins) / len(bins)
+            return dataclasses.replace(r, ece=ece)
+
+        replace_everywhere(mp, orig, broken)
+
+    return apply
+
+
 def _ece_constant(mp: pytest.MonkeyPatch) -> None:
     from rewardkit.autorater import calibration
 
@@ -556,7 +578,13 @@ BREAKS: tuple[Break, ...] = (
     Break("gradient-unmasked", "parse failures are not masked out of the gradient",
           _gradient_unmasked, {"autorater": ("invalid items get zero gradient (log)",)}),
     Break("ece-constant", "expected_calibration_error returns 0.1 whatever the rater",
-          _ece_constant, {"autorater": ("ECE: calibrated < overconfident",)}),
+          _ece_constant, {"autorater": ("ECE: calibrated < overconfident",
+                                        "ECE = hand-binned reference (both raters)")}),
+    Break("ece-signed", "ECE sums signed gaps (the absolute value dropped)",
+          _ece_gap("signed"), {"autorater": ("ECE = hand-binned reference (both raters)",)}),
+    Break("ece-unweighted", "ECE averages the bins' gaps unweighted by their counts",
+          _ece_gap("unweighted"),
+          {"autorater": ("ECE = hand-binned reference (both raters)",)}),
     Break("fhir-write-gate-removed", "the FHIR verifier loses its unauthorized_write gate",
           _fhir_gate_removed,
           {"envs": ("lab: D hard-fails with a correct answer",

@@ -33,6 +33,20 @@ def _fmt(v: float) -> str:
     return f"{v:.6f}" if v == 0 or abs(v) >= 1e-3 else f"{v:.3g}"
 
 
+def _ece_by_hand(p: Any, y: Any, n_bins: int = 10) -> float:
+    """10-bin ECE written out with plain loops, the reference the library's vectorised ECE is
+    checked against (bin b holds b/10 <= p < (b+1)/10, p = 1 in the last bin)."""
+    members: list[list[tuple[float, float]]] = [[] for _ in range(n_bins)]
+    for pi, yi in zip(p.tolist(), y.tolist()):
+        members[min(int(pi * n_bins), n_bins - 1)].append((pi, yi))
+    total = 0.0
+    for bin_ in members:
+        if bin_:
+            gap = sum(yi for _, yi in bin_) / len(bin_) - sum(pi for pi, _ in bin_) / len(bin_)
+            total += len(bin_) * abs(gap)
+    return total / len(p)
+
+
 def demo_section() -> Section:
     # The numpy gradient only: importing torch would cost more than the whole section; the
     # torch / numpy agreement is what the receipt under docs/receipts/ binds.
@@ -65,6 +79,20 @@ def demo_section() -> Section:
         ),
         Check("mean log reward: calibrated − overconfident", "> 0", _fmt(gain), gain > 0),
     ]
+    # A broken ECE can still order the two raters (signed gaps cancel, unweighted bins shrink
+    # both): the value itself is checked against the loop-written reference.
+    ref_ok, ref_over = _ece_by_hand(q, y), _ece_by_hand(sharp, y)
+    got = (ece_ok, ece_over)
+    checks.append(
+        Check(
+            "ECE = hand-binned reference (both raters)",
+            f"{ref_ok:.6f}, {ref_over:.6f}",
+            "None" if None in got else f"{ece_ok:.6f}, {ece_over:.6f}",
+            None not in got
+            and abs(ece_ok - ref_ok) <= 1e-12  # type: ignore[operator]
+            and abs(ece_over - ref_over) <= 1e-12,  # type: ignore[operator]
+        )
+    )
     artefacts: dict[str, Any] = {
         "autorater.json": {
             "diagnostic_seed42": d,
