@@ -138,3 +138,22 @@ def test_bad_case_files_name_file_line_and_field(tmp_path, line, match):
     p.write_text(line + "\n")
     with pytest.raises(InputError, match=match):
         load_cases(str(p))
+
+
+def test_library_figure_rows_are_classes_and_name_the_mismatches():
+    # The report's library figure has one line per class (the library has 1,000+ cases; one
+    # line per case made a figure ~29,000 px tall); a mismatch still shows, by name, as FAIL.
+    from dataclasses import replace
+
+    from rewardkit.envs.demo import _class_rows
+
+    cases = build_library()
+    outcomes = [run_case(c) for c in cases[:40]]
+    cases = cases[:40]
+    rows = _class_rows(cases, outcomes)
+    assert [r[0] for r in rows] == sorted({c.kind for c in cases})
+    assert sum(r[1] for r in rows) == len(cases)
+    assert all(r[4] == ("PASS" if r[1] == r[2] else "FAIL") for r in rows)
+    broken = [replace(outcomes[0], matched=False), *outcomes[1:]]
+    row = next(r for r in _class_rows(cases, broken) if r[0] == cases[0].kind)
+    assert row[4] == "FAIL" and cases[0].name in row[3] and row[2] == row[1] - 1

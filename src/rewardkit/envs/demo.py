@@ -78,7 +78,16 @@ def demo_section() -> Section:
         {
             "envs_lab.json": lab.to_dict(),
             "envs_redteam.json": {
-                "library": [{"name": o.name, "matched": o.matched} for o in outcomes],
+                "library": [
+                    {
+                        "name": r[0],
+                        "kind": c.kind,
+                        "expected": r[1],
+                        "observed": r[2],
+                        "matched": o.matched,
+                    }
+                    for c, o, r in zip(cases, outcomes, _table_rows(cases, outcomes))
+                ],
                 "fuzz": rep.to_dict(),
             },
             "envs_sweep.json": sw.to_dict(),
@@ -123,23 +132,47 @@ def _table_rows(
     return rows
 
 
+SHOWN_MISMATCHES = 3
+
+
+def _class_rows(
+    cases: Sequence[AdversarialCase], outcomes: Sequence[CaseOutcome]
+) -> list[tuple[str, int, int, str, str]]:
+    """Per class (case kind): cases, how many got exactly their expected outcome, the first
+    mismatched names, PASS / FAIL. The library has over a thousand cases: one line each would
+    make a figure tens of thousands of pixels tall, so the figure shows the classes and the
+    JSON artefact every case."""
+    by_kind: dict[str, list[tuple[AdversarialCase, CaseOutcome]]] = {}
+    for c, o in zip(cases, outcomes):
+        by_kind.setdefault(c.kind, []).append((c, o))
+    rows = []
+    for kind, pairs in sorted(by_kind.items()):
+        bad = [c.name for c, o in pairs if not o.matched]
+        shown = ", ".join(bad[:SHOWN_MISMATCHES]) + (
+            f" +{len(bad) - SHOWN_MISMATCHES} more" if len(bad) > SHOWN_MISMATCHES else ""
+        )
+        rows.append((kind, len(pairs), len(pairs) - len(bad), shown, "FAIL" if bad else "PASS"))
+    return rows
+
+
 def _figures(
     cases: Sequence[AdversarialCase],
     outcomes: Sequence[CaseOutcome],
     rep: FuzzReport,
     sw: SweepResult,
 ) -> dict[str, bytes]:
-    rows = _table_rows(cases, outcomes)
+    rows = _class_rows(cases, outcomes)
     matched = sum(o.matched for o in outcomes)
     policies = sorted(rep.episodes_by_policy)
     return {
-        "Red-team library: expected vs observed outcome of every hand-written cheat": table_png(
-            ("case", "expected (gates; pinned values)", "observed", "match"),
+        "Red-team library: expected vs observed outcome per class of hand-written cheat "
+        "(every case in envs_redteam.json)": table_png(
+            ("class", "cases", "as expected", "mismatched cases", "match"),
             rows,
             title=f"Adversarial library: {matched}/{len(cases)} cases get exactly their "
             "expected outcome",
-            verdict_col=3,
-            col_widths=(0.22, 0.35, 0.35, 0.08),
+            verdict_col=4,
+            col_widths=(0.26, 0.08, 0.12, 0.46, 0.08),
             width_in=10.0,
             row_in=0.22,
             fontsize=8,
