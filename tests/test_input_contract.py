@@ -9,6 +9,7 @@ in ``FILE_FORMATS`` (a completeness assert), so a new command or option is attac
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,6 +91,10 @@ BAD_FILES: dict[str, dict[str, bytes]] = {
         "5000-digit int": b'{"id": "x", "gold": 1' + b"0" * 5000 + b"}\n",
         "400-digit int": b'{"id": "x", "gold": 1, "reward": 1' + b"0" * 400 + b"}\n",
         "not UTF-8": b'{"id": "\xff\xfe"}\n',
+        "NaN literal": b'{"id": "x", "gold": 1, "reward": NaN, "score": NaN}\n',
+        "Infinity literal": b'{"id": "x", "gold": 1, "reward": -Infinity, "score": Infinity}\n',
+        "float over 1e308": b'{"id": "x", "gold": 1, "reward": 1e309, "score": 1e309}\n',
+        "a key twice": b'{"id": "x", "id": "y", "gold": 1, "gold": 0, "reward": 1}\n',
     },
     "toml": {
         "deep nesting": b"a = " + b"[" * DEEP + b"]" * DEEP + b"\n",
@@ -99,9 +104,14 @@ BAD_FILES: dict[str, dict[str, bytes]] = {
 }
 
 
+# Paths that are not regular files: reading them whole would block forever (a FIFO with no
+# writer) or fill memory (/dev/zero, /dev/urandom have no end).
+NOT_REGULAR = ["a directory", "a FIFO", "/dev/zero", "/dev/urandom"]
+
+
 def _cases() -> Iterator[tuple[str, str, str, str]]:
     for (command, option), fmt in sorted(FILE_FORMATS.items()):
-        for klass in [*BAD_FILES[fmt], "a directory"]:
+        for klass in [*BAD_FILES[fmt], *NOT_REGULAR]:
             yield command, option, fmt, klass
 
 
@@ -133,6 +143,11 @@ def test_a_bad_file_exits_2_with_one_line_naming_it(
     if klass == "a directory":
         bad = tmp_path / f"bad.{fmt}"
         bad.mkdir()
+    elif klass == "a FIFO":
+        bad = tmp_path / f"bad.{fmt}"
+        os.mkfifo(bad)
+    elif klass.startswith("/dev/"):
+        bad = Path(klass)
     else:
         bad = tmp_path / f"bad.{fmt}"
         bad.write_bytes(BAD_FILES[fmt][klass])

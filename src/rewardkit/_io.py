@@ -6,6 +6,9 @@ Loading is all-or-nothing: a malformed line raises :class:`InputError` and nothi
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -24,22 +27,40 @@ MAX_INT_DIGITS = 300  # beyond this an int cannot become a float (and Python cap
 
 
 def _read_text(path: str | Path) -> tuple[Path, str]:
-    """A user file's text: exists, is a regular file, at most MAX_BYTES, UTF-8 (else InputError)."""
+    """A user file's text: exists, is a regular file, at most MAX_BYTES, UTF-8 (else InputError).
+
+    The file is opened without blocking and checked on the open descriptor, so a FIFO, a
+    device (``/dev/zero``, ``/dev/urandom``) or a socket is refused instead of waiting forever
+    or filling memory, and at most MAX_BYTES + 1 bytes are ever read."""
     p = Path(path)
     try:
-        if p.is_dir():
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError("no such file", path=str(p)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror} (a readable file)", path=str(p)) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(st.st_mode):
             raise InputError("is a directory (a file is accepted)", path=str(p))
-        size = p.stat().st_size
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+        raise InputError(f"is {kind}, not a regular file (a regular file is accepted)", path=str(p))
+    with os.fdopen(fd, "rb") as fh:
+        size = st.st_size
+        if size <= MAX_BYTES:
+            try:
+                raw = fh.read(MAX_BYTES + 1)  # the file may grow after fstat
+            except OSError as exc:
+                raise InputError(
+                    f"cannot be read: {exc.strerror} (a readable file)", path=str(p)
+                ) from None
+            size = max(size, len(raw))
         if size > MAX_BYTES:
             raise InputError(
                 f"is {size / 2**20:.0f} MiB (files up to {MAX_BYTES >> 20} MiB are accepted)",
                 path=str(p),
             )
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(p)) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read: {exc.strerror} (a readable file)", path=str(p)) from None
     try:
         return p, raw.decode("utf-8-sig")  # a leading byte-order mark is dropped
     except UnicodeDecodeError as exc:
@@ -93,6 +114,28 @@ class _Refused(ValueError):
     pass
 
 
+def _checked_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise _Refused(
+            f"the number {text:.40} is too large for a float (finite numbers up to about 1.8e308)"
+        )
+    return x
+
+
+def _no_constant(name: str) -> float:
+    raise _Refused(f"{name} is not a JSON number (finite numbers; null for a missing value)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _Refused(f"field {key!r:.60} given twice (each field at most once per object)")
+        obj[key] = value
+    return obj
+
+
 def read_jsonl(
     path: str | Path,
     parse: Callable[[dict[str, Any], str, int], T] | None = None,
@@ -104,7 +147,8 @@ def read_jsonl(
     A file without any record is an error (almost always a wrong path or a failed export)
     unless ``allow_empty=True``. Before parsing, the file must be a regular file of at most
     1 GiB of UTF-8 text, and each line nested at most 64 deep with integers of at most 300
-    digits: anything else is an :class:`InputError` naming the file and line, never a
+    digits, finite numbers only (no ``NaN`` / ``Infinity``, no ``1e309``) and no key twice in
+    an object: anything else is an :class:`InputError` naming the file and line, never a
     ``RecursionError`` or ``OverflowError`` later on.
 
     ``parse(obj, path, line)`` turns each object into a record and raises :class:`InputError`
@@ -124,7 +168,13 @@ def read_jsonl(
                 line=lineno,
             )
         try:
-            obj = json.loads(line, parse_int=_checked_int)
+            obj = json.loads(
+                line,
+                parse_int=_checked_int,
+                parse_float=_checked_float,
+                parse_constant=_no_constant,
+                object_pairs_hook=_unique_keys,
+            )
         except _Refused as exc:
             raise InputError(str(exc), path=str(p), line=lineno) from None
         except json.JSONDecodeError as exc:

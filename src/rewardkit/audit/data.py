@@ -86,6 +86,8 @@ SAMPLE_SCHEMA = "rewardkit.samples/1"  # the adapters' sample log (rewardkit.int
 
 def _is_sample_log(path: str | Path) -> bool:
     """Whether the file's first record is an adapter's sample-log record."""
+    if not Path(path).is_file():
+        return False  # a FIFO or device is never read here: read_jsonl refuses it by name
     try:
         with open(path, encoding="utf-8") as f:
             for line in f:
