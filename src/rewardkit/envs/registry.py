@@ -76,13 +76,22 @@ def load(module: str) -> Any:
             raise ConfigError(
                 f"The environment module {module!r} cannot be imported: {exc}."
             ) from None
+        except Exception as exc:  # the module itself fails (a syntax error, a raise at import)
+            raise ConfigError(
+                f"The environment module {module!r} failed to import: {type(exc).__name__}: {exc}"
+            ) from exc
     path = Path(module).resolve()
     name = path.stem
-    loaded = sys.modules.get(name)
-    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == path:
-        return loaded
+    for candidate in (name, f"rewardkit_env_{_slug(name)}_{_path_tag(path)}"):
+        loaded = sys.modules.get(candidate)
+        if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == path:
+            return loaded
     if not path.is_file():
         raise ConfigError(f"The environment file {module} does not exist.")
+    if not name.isidentifier() or name in sys.modules or name in sys.stdlib_module_names:
+        # a file named like a loaded or standard module (random.py, json.py) must not replace
+        # it in sys.modules: it gets a name of its own, which its entry points use (__name__)
+        name = f"rewardkit_env_{_slug(name)}_{_path_tag(path)}"
     spec_ = importlib.util.spec_from_file_location(name, path)
     if spec_ is None or spec_.loader is None:
         raise ConfigError(f"The environment file {module} cannot be imported as a module.")
@@ -90,10 +99,34 @@ def load(module: str) -> Any:
     sys.modules[name] = mod  # registered first: its entry points name it
     try:
         spec_.loader.exec_module(mod)
-    except Exception:
+    except Exception as exc:
         del sys.modules[name]
-        raise
+        raise ConfigError(
+            f"The environment file {module} failed to import{_where(exc, path)}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     return mod
+
+
+def _slug(stem: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in stem)
+
+
+def _path_tag(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(str(path).encode()).hexdigest()[:10]
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """`` (line N)``: the last line of ``path`` the exception passed through, if any."""
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    tb = exc.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" (line {line})" if line else ""
 
 
 def _load_builtin() -> None:
