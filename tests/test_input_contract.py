@@ -299,3 +299,28 @@ def test_every_option_has_help_in_users_words() -> None:
                 assert not internal.search(p.help), (name, p.opts[0], p.help)
     listing = cli.get_help(click.Context(cli, info_name="rewardkit")).split("Commands:")[1]
     assert "..." not in listing and "…" not in listing
+
+
+# Input that reads fine but is refused by a later check of the input: still nothing in --out.
+LATE_BAD_INPUT: dict[str, tuple[list[str], str]] = {
+    "calibrate, one scored item": (
+        ["calibrate", "--rewards", "{data}", "--gold", "{data}"],
+        '{"id": "a", "gold": 1, "reward": 0.5}\n',
+    ),
+    "calibrate, no item scored": (
+        ["calibrate", "--rewards", "{data}", "--gold", "{data}"],
+        '{"id": "a", "gold": 1, "reward": null}\n{"id": "b", "gold": 0, "reward": null}\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LATE_BAD_INPUT))
+def test_input_refused_after_reading_leaves_nothing_in_out(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, data = LATE_BAD_INPUT[case]
+    (tmp_path / "data.jsonl").write_text(data)
+    out = tmp_path / "out"
+    args = [a.replace("{data}", str(tmp_path / "data.jsonl")) for a in argv]
+    code, err = _run([*args, "--out", str(out)], capsys)
+    _assert_bad_input(code, err, out)

@@ -289,10 +289,6 @@ def calibrate_rewards(
         "rewards_hash": content_hash([[r.id, r.reward, dict(r.components)] for r in j.rewards]),
     }
     prereg_hash = content_hash(prereg)
-    outdir = None if out is None else Path(out)
-    if outdir is not None:  # written before any statistic is computed
-        write_atomic(outdir / "preregistration.json", canonical_json(prereg, indent=1) + "\n")
-
     values = [r.reward for r in j.rewards]
     gold = [i.gold_value for i in j.items]
     errs = {k: v for k, v in (errors or {}).items() if k in {i.id for i in j.items}}
@@ -308,6 +304,11 @@ def calibrate_rewards(
             path=names.get("rewards") or None,
             field="reward",
         )
+    outdir = None if out is None else Path(out)
+    if outdir is not None:  # written before any statistic is computed,
+        # and after the last check of the input (bad input leaves nothing behind)
+        write_atomic(outdir / "preregistration.json", canonical_json(prereg, indent=1) + "\n")
+
     per_seed = [
         rank_agreement(values, gold, n_resamples=b, confidence_level=level, rng=s) for s in seed_t
     ]
