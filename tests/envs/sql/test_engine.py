@@ -219,3 +219,53 @@ def test_quadratic_string_search_refused_through_the_env():
         {"tool": "query", "args": {"sql": "SELECT instr(hex(zeroblob(9))||'x', '0x')"}}
     )
     assert "error" in obs and "rows" not in obs
+
+
+def _clock_reads():
+    for fn, extra in (
+        ("date", ""),
+        ("time", ""),
+        ("datetime", ", '+1 day'"),
+        ("julianday", ""),
+        ("unixepoch", ""),
+        ("strftime('%s', ", None),
+    ):
+        for now in ("'now'", "'NOW'", "' now '", "lower('Now')"):
+            call = f"{fn}{now}{extra or ''})" if fn.endswith(", ") else f"{fn}({now}{extra})"
+            yield f"SELECT {call}"
+            yield f"SELECT COUNT(*) FROM orders WHERE ordered_at < {call}"
+        if not fn.endswith(", "):
+            yield f"SELECT {fn}()"
+            yield f"SELECT {fn.upper()} ( )"
+    yield "SELECT strftime('%Y-%m-%d %H:%M:%f')"
+    for kw in ("CURRENT_TIMESTAMP", "current_date", "Current_Time"):
+        yield f"SELECT {kw}"
+        yield f"SELECT COUNT(*) FROM orders WHERE ordered_at < {kw}"
+
+
+@pytest.mark.parametrize("sql", list(_clock_reads()))
+def test_the_clock_is_refused(sql):
+    # A result that depends on when the query runs differs between an episode and its replay.
+    world = build_world(0)
+    run = ReadOnlySession(world.uri, cache_size=0).run(sql)
+    assert not run.ok and not run.rows
+
+
+def test_date_functions_on_data_still_run():
+    world = build_world(0)
+    s = ReadOnlySession(world.uri, cache_size=0)
+    for sql in (
+        "SELECT date(MIN(ordered_at)), strftime('%Y-%m', MAX(ordered_at)) FROM orders",
+        "SELECT datetime('2024-03-01', '+14 days'), julianday('2024-03-02') - 1",
+        "SELECT 'snow' AS now, 'known'",
+    ):
+        assert s.run(sql).ok, sql
+
+
+def test_clock_query_replays_identically_through_the_env():
+    from rewardkit.envs import make
+
+    env = make("sql/revenue-v1")
+    env.reset(seed=0)
+    obs, *_ = env.step({"tool": "query", "args": {"sql": "SELECT datetime('now')"}})
+    assert "error" in obs and "rows" not in obs

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -47,6 +48,7 @@ __all__ = [
     "AuthEvent",
     "QueryRun",
     "ReadOnlySession",
+    "reads_clock",
     "split_statements",
 ]
 
@@ -77,6 +79,9 @@ DENIED_FUNCTIONS = frozenset(
         "load_extension",
         "changes",
         "total_changes",
+        "current_timestamp",  # the clock: a result must not depend on when it runs (replay)
+        "current_date",
+        "current_time",
         "last_insert_rowid",
         "sqlite_compileoption_get",
         "sqlite_compileoption_used",
@@ -169,6 +174,21 @@ def split_statements(sql: str) -> list[str]:
     if content:
         out.append(sql[start:])
     return out
+
+
+# The clock through the date functions: 'now' as an argument, or a call with no time value.
+_CLOCK = re.compile(
+    r"'\s*now\s*'|\b(?:date|time|datetime|julianday|unixepoch)\s*\(\s*\)"
+    r"|\bstrftime\s*\(\s*'(?:[^']|'')*'\s*\)",
+    re.IGNORECASE,
+)
+
+
+def reads_clock(stmt: str) -> bool:
+    """True when ``stmt`` asks SQLite for the current time (``date('now')``, ``datetime()``,
+    ``strftime('%s')``, ``unixepoch()``): its result would differ between a run and its
+    replay. A lexical witness: a 'now' built at run time (``'n' || 'ow'``) is not seen."""
+    return _CLOCK.search(stmt) is not None
 
 
 def _keyword(stmt: str) -> str:
@@ -284,6 +304,9 @@ class ReadOnlySession:
                     self.con.execute(s if _keyword(s) == "EXPLAIN" else "EXPLAIN " + s).close()
             err = "empty query" if not statements else "one statement per query"
             return self._done(sql, False, f"{err}; got {len(statements)}", keywords)
+        if reads_clock(statements[0]):
+            msg = "the current time ('now') is refused: a result must not depend on when it runs"
+            return self._done(sql, False, msg, keywords)
         cur = None
         try:
             cur = self.con.execute(statements[0])
