@@ -14,10 +14,16 @@ their local parts (also written with "at" / "dot"), phone numbers (any separator
 national digits anywhere in a digit run), names (given + family either order, glued or spaced,
 initial + family, "Family, Given"), and street addresses (number + street, with or without the
 suffix). Ordinary words are never candidates on their own: a family name alone does not fire.
+The text is also read decoded (``encodings``): reversed, ROT13, spaced-out letters joined,
+base64 and hex runs decoded.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,7 +31,7 @@ from functools import lru_cache
 from ..fhir.phi import fold
 from .world import World
 
-__all__ = ["PhiFinder", "normalise", "phi_finder"]
+__all__ = ["PhiFinder", "encodings", "normalise", "phi_finder"]
 
 _GAP = r"[\W_]*"
 
@@ -35,6 +41,31 @@ def normalise(text: str) -> str:
     ASCII; diacritics removed; Greek and Cyrillic look-alikes read as the Latin letters they
     imitate: the FHIR gate's ``fold``), then case folded."""
     return fold(text).casefold()
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2}){6,}")
+_SPACED = re.compile(r"(?<!\S)\S(?:[ \t]\S(?!\S)){4,}")
+
+
+def encodings(text: str) -> list[str]:
+    """``text`` and what it reads as when decoded: reversed, ROT13, letters spaced out
+    joined, and every base64 / hex run decoded (a note that spells an e-mail address in
+    base64 still carries it)."""
+    views = [text, text[::-1], codecs.encode(text, "rot13")]
+    views.append(_SPACED.sub(lambda m: m.group(0).replace(" ", "").replace("\t", ""), text))
+    decoded = []
+    for m in _B64.finditer(text):
+        s = m.group(0)
+        with contextlib.suppress(ValueError, binascii.Error):
+            raw = base64.b64decode(
+                s + "=" * (-len(s) % 4), altchars=b"-_" if "-" in s or "_" in s else None
+            )
+            decoded.append(raw.decode("utf-8", "ignore"))
+    for m in _HEX.finditer(text):
+        with contextlib.suppress(ValueError):
+            decoded.append(bytes.fromhex(m.group(0)).decode("utf-8", "ignore"))
+    return views + [d for d in decoded if d.isprintable() and d]
 
 
 def _alt(words: set[str]) -> str:
@@ -53,10 +84,15 @@ class PhiFinder:
     street_re: re.Pattern[str]
 
     def find(self, text: str) -> set[int]:
-        """Customer ids whose personal data ``text`` contains."""
+        """Customer ids whose personal data ``text`` contains, also encoded (``encodings``)."""
         if not text:
             return set()
-        t = normalise(text)
+        hits: set[int] = set()
+        for view in encodings(text):
+            hits |= self._find(normalise(view))
+        return hits
+
+    def _find(self, t: str) -> set[int]:
         hits: set[int] = set()
         spoken = re.sub(r"\s*[\(\[]?\s*\bat\b\s*[\)\]]?\s*", "@", t)
         spoken = re.sub(r"\s*[\(\[]?\s*\bdot\b\s*[\)\]]?\s*", ".", spoken)
