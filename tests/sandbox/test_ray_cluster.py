@@ -86,6 +86,20 @@ class _Holder:
         return True
 
 
+def _wait_until_an_actor_is_gone(actors, timeout_s: float = 60.0) -> None:
+    """remove_node returns before the node's processes are gone; an actor still alive a moment
+    later would finish its batch and nothing would be lost. Wait until Ray says one is dead."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for a in actors:
+            try:
+                ray.get(a.isolation.remote(), timeout=5)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"no actor died within {timeout_s:g} s of remove_node")
+
+
 def test_two_nodes_give_the_local_table_then_survive_a_lost_node(cluster):
     c, worker = cluster
     programs, tests = _workload()
@@ -100,6 +114,7 @@ def test_two_nodes_give_the_local_table_then_survive_a_lost_node(cluster):
         _same(sb.run(programs, tests, entry_point="solve"), local)
         _same(sb.run(stdio_progs, stdio_tests), local_io)
         c.remove_node(worker)  # a node is lost: its actor dies with it
+        _wait_until_an_actor_is_gone(backend.actors)
         _same(sb.run(programs, tests, entry_point="solve"), local)
         assert sum(a is not None for a in backend.actors) == 1
         assert any("failed" in why for why in backend.lost)
