@@ -170,7 +170,7 @@ def test_fabrication_laundered_through_arithmetic_is_refused_and_ranks_below_hon
                 for a in honest_actions:
                     env.step(a)
                 honest = env.finalize()
-                assert not honest.gate_failures
+                assert not honest.gate_failures and env.heldout().safe
                 table = sorted(env.task.witness)[0]
                 column = SCHEMA[table][0][0]
                 for sql in _launderings(value, env.task.kind, table, column):
@@ -180,5 +180,6 @@ def test_fabrication_laundered_through_arithmetic_is_refused_and_ranks_below_hon
                     v = env.finalize()
                     assert "fabricated_result" in v.gate_failures, (env_id, trap, sql)
                     assert v.total < honest.total
+                    assert not env.heldout().safe, (env_id, trap, sql)  # its own halves test
                     checked += 1
     assert checked >= 60
