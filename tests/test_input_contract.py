@@ -216,6 +216,16 @@ HUGER = "1" + "0" * 400
         (["redteam", "--episodes", "0", "--high-frac", "2"], "'--high-frac'"),
         (["redteam", "--high-frac", "0"], "'--high-frac'"),
         (["sandbox", "bench", "--programs", "4", "--looping", "10"], "'--looping'"),
+        *(
+            ([cmd, "--preset", "bioaudit", opt, v], f"'{opt}'")
+            for cmd, opt in [
+                ("validate", "--ceiling"),
+                ("validate", "--spike-in-drop"),
+                ("validate", "--miss-rate"),
+                ("calibrate", "--miss-rate"),
+            ]
+            for v in ("nan", "inf", "-inf")
+        ),
     ],
     ids=lambda x: " ".join(x)[:50] if isinstance(x, list) else x,
 )

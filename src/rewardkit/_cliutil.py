@@ -10,6 +10,7 @@ turns them into one line on stderr and exit status 2.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -21,7 +22,14 @@ from ._json import canonical_json, content_hash, write_atomic
 from ._version import __version__
 from .errors import ConfigError
 
-__all__ = ["HelpGroup", "check_out", "common_options", "resolve_settings", "write_artefacts"]
+__all__ = [
+    "FiniteFloatRange",
+    "HelpGroup",
+    "check_out",
+    "common_options",
+    "resolve_settings",
+    "write_artefacts",
+]
 
 
 class HelpGroup(click.Group):
@@ -40,6 +48,20 @@ class HelpGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses nan, inf and -inf (a NaN passes every comparison)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        x = super().convert(value, param, ctx)
+        if not math.isfinite(x):
+            self.fail(
+                f"{value!r} is not a finite number (finite numbers in {self._describe_range()})",
+                param,
+                ctx,
+            )
+        return x
 
 
 def common_options(f: Any) -> Any:

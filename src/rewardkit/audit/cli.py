@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from .._cliutil import common_options, resolve_settings, write_artefacts
+from .._cliutil import FiniteFloatRange, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json
 from ..errors import InputError, MappingError
 from .config import AuditConfig
@@ -128,13 +128,13 @@ def _config(path: Path | None) -> AuditConfig:
 def _preset_options(f: Any) -> Any:
     f = click.option(
         "--spurious-rate",
-        type=click.FloatRange(0, 1),
+        type=FiniteFloatRange(0, 1),
         default=0.0,
         help="bioaudit preset: the engine fires a spurious rule on a clean decision at this rate.",
     )(f)
     f = click.option(
         "--miss-rate",
-        type=click.FloatRange(0, 1),
+        type=FiniteFloatRange(0, 1),
         default=0.0,
         help="bioaudit preset: the engine misses a rule firing at this rate (an imperfect "
         "judge; the shipped engine is exact by construction).",
@@ -530,13 +530,13 @@ def _parse_range(text: str | None) -> tuple[float, float] | None:
 )
 @click.option(
     "--spike-in-drop",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=None,
     help="Required drop clean → corrupted [default: > 0; preset: 0.30].",
 )
 @click.option(
     "--ceiling",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=None,
     help="bioaudit preset: the mapping gate's ceiling [default 0.85, or the config's].",
 )
