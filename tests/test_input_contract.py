@@ -223,6 +223,7 @@ HUGER = "1" + "0" * 400
                 ("validate", "--spike-in-drop"),
                 ("validate", "--miss-rate"),
                 ("calibrate", "--miss-rate"),
+                ("calibrate", "--good-min"),
             ]
             for v in ("nan", "inf", "-inf")
         ),

@@ -191,7 +191,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 )
 @click.option(
     "--good-min",
-    type=float,
+    type=FiniteFloatRange(),
     default=None,
     help="Numeric gold: items with gold >= this are 'good' [default: the highest].",
 )
