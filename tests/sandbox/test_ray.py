@@ -21,7 +21,13 @@ def test_ray_needs_an_initialised_ray():
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(
+        address="local",  # a private instance, never a cluster left by another run here
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
     yield
     ray.shutdown()
 

@@ -295,7 +295,8 @@ def fuzz(
         ray = require("ray", "ray", "fuzz(backend='ray')")
         started = not ray.is_initialized()
         if started:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            # A private instance: with num_cpus given, Ray refuses to join a cluster found here.
+            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         try:
             remote = ray.remote(_chunk)
             refs = [remote.remote(p, *args) for p in parts]
