@@ -17,15 +17,13 @@ so old snapshots refuse to replay instead of silently scoring differently).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..._json import canonical_json, write_atomic
-from ...errors import EnvError
 from ..core import Env
+from ..golden import compute_records, diff_records, golden_main, load_records
 from ..registry import make
 from .tasks import VERIFIER_VERSION
 
@@ -64,46 +62,20 @@ def _episodes() -> list[tuple[str, Env]]:
 
 def compute_golden() -> list[dict[str, Any]]:
     """Records {"name", "snapshot", "verdict"} from the current code."""
-    return [
-        {"name": name, "snapshot": json.loads(env.snapshot()), "verdict": env.finalize().to_dict()}
-        for name, env in _episodes()
-    ]
+    return compute_records(_episodes())
 
 
 def load_golden(path: Path = GOLDEN_PATH) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return load_records(path)
 
 
 def diff_golden(path: Path = GOLDEN_PATH) -> list[tuple[str, str]]:
     """Replay every golden snapshot; (name, difference) for each verdict that changed."""
-    diffs = []
-    for rec in load_golden(path):
-        try:
-            now = Env.replay(canonical_json(rec["snapshot"])).to_dict()
-        except EnvError as exc:
-            diffs.append((rec["name"], str(exc)))
-            continue
-        old = rec["verdict"]
-        for key in sorted(set(old) | set(now)):
-            if canonical_json(old.get(key)) != canonical_json(now.get(key)):
-                diffs.append((rec["name"], f"{key}: {old.get(key)!r} → {now.get(key)!r}"))
-    return diffs
+    return diff_records(path)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import sys
-
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--write"]:
-        lines = [canonical_json(r) for r in compute_golden()]
-        write_atomic(GOLDEN_PATH, "\n".join(lines) + "\n")
-        print(f"wrote {len(lines)} golden verdicts ({VERIFIER_VERSION}) to {GOLDEN_PATH}")
-        return 0
-    diffs = diff_golden()
-    for name, d in diffs:
-        print(f"{name}: {d}")
-    print(f"{len(diffs)} verdict differences against {GOLDEN_PATH.name}")
-    return 1 if diffs else 0
+    return golden_main(argv, path=GOLDEN_PATH, compute=compute_golden, version=VERIFIER_VERSION)
 
 
 if __name__ == "__main__":
