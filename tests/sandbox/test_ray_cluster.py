@@ -92,9 +92,9 @@ def _wait_until_an_actor_is_gone(actors, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for a in actors:
-            try:
-                ray.get(a.isolation.remote(), timeout=5)
-            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            try:  # a live actor answers, even on a busy machine; only Ray's word counts as dead
+                ray.get(a.isolation.remote(), timeout=timeout_s)
+            except ray.exceptions.RayActorError:
                 return
         time.sleep(0.2)
     raise AssertionError(f"no actor died within {timeout_s:g} s of remove_node")
