@@ -34,8 +34,8 @@ def cluster():
     c.shutdown()
 
 
-def _workload():
-    programs, tests, _ = workload(24, 8, n_looping=1)
+def _workload(n: int = 24):
+    programs, tests, _ = workload(n, 8, n_looping=1)
     programs += [
         "def solve(xs, k)\n    return 0\n",
         "import os\ndef solve(xs, k):\n    os._exit(0)\n",
@@ -102,7 +102,9 @@ def _wait_until_an_actor_is_gone(actors, timeout_s: float = 60.0) -> None:
 
 def test_two_nodes_give_the_local_table_then_survive_a_lost_node(cluster):
     c, worker = cluster
-    programs, tests = _workload()
+    # Enough programs for eight batches: both actors get work at once (two in flight each), so
+    # the lost node's actor surely holds a batch whatever order the actors were listed in.
+    programs, tests = _workload(200)
     stdio_progs = ["print(sum(map(int, input().split())))\n", "print(0)\n"]
     stdio_tests = [StdioTest("1 2\n", "3"), StdioTest("5 5\n", "10")]
     with Sandbox(timeout_s=0.3, workers=1) as sb:
