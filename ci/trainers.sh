@@ -17,7 +17,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$BASE/bin/python" -m venv "$VENV" || exit 10
 fi
 SITE=$("$VENV/bin/python" -c 'import site; print(site.getsitepackages()[0])')
-echo "$BASE_SITE" > "$SITE/_rewardkit_base.pth"
+# addsitedir, not a bare path line: the base site's own .pth files (rewardkit's editable
+# install among them) must be processed too.
+echo "import site; site.addsitedir('$BASE_SITE')" > "$SITE/_rewardkit_base.pth"
 STAMP="$VENV/.installed-trainers"
 if [ -f "$STAMP" ] && [ "$STAMP" -nt ci/trainers.sh ] && [ "$STAMP" -nt constraints.txt ] &&
     [ "$STAMP" -nt ci/trainers-constraints.txt ]; then
