@@ -72,7 +72,9 @@ def attacks(ctx: dict) -> list[Attack]:
     """``ctx``: ``roots`` (the worker pids), ``port`` (a listening TCP port on 127.0.0.1),
     ``udp`` (a bound UDP port), ``unix`` (a listening unix socket path), ``abstract`` (an
     abstract socket name), ``sandbox_file`` (a module of the sandbox), ``secret_file`` (a world-readable host file with a secret),
-    ``secret`` (its content), ``repo_file`` (a file of this repository)."""
+    ``secret`` (its content), ``repo_file`` (a file of this repository), and optionally
+    ``bystander`` (the pid of a process the test started, as the workers' uid where it can, for
+    a program to try to kill: the only real signal any attack sends)."""
     roots, port = ctx["roots"], ctx["port"]
     loop_others = (
         "def f(x):\n    end, hit = time.time() + 0.6, []\n    while time.time() < end:\n"
@@ -157,6 +159,21 @@ def attacks(ctx: dict) -> list[Attack]:
                 "def f(x):\n    r, e = sc(62, -1, 0)\n"
                 "    return 'held' if r != 0 else 'ESCAPED kill(-1) reaches processes'\n"
             ),
+        ),
+        *(
+            [
+                Attack(
+                    "b",
+                    "SIGKILL a process of the same user outside the sandbox",
+                    (
+                        f"def f(x):\n    pid = {int(ctx['bystander'])}\n"
+                        "    if refused(lambda: os.kill(pid, signal.SIGKILL)):\n"
+                        "        return 'held'\n    return 'ESCAPED killed %d' % pid\n"
+                    ),
+                )
+            ]
+            if ctx.get("bystander", 0) > 1  # this test's own process: never another pid
+            else []
         ),
         Attack(
             "b",

@@ -14,6 +14,7 @@ import contextlib
 import os
 import platform
 import socket
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,19 @@ def _listeners(tmp: Path):
             s.close()
 
 
+@contextlib.contextmanager
+def _bystander(uid: int | None):
+    """A ``sleep`` outside the sandbox, as the workers' uid when they run as a free one (else
+    as ours): the one host process an attack tries to kill."""
+    user = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
+    proc = subprocess.Popen(["sleep", "300"], **user)
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def _box(path: str) -> Sandbox:
     confinement = "landlock" if path.endswith("landlock") else "auto"
     box = Sandbox(timeout_s=1.0, memory_mb=256, workers=2, confinement=confinement)
@@ -124,11 +138,12 @@ def test_attack_suite(path, tmp_path):
             if path.endswith("landlock"):
                 pytest.skip(f"no Landlock path here: {e}")
             raise
-        with box:
+        with box, _bystander(box._as_uid) as bystander:
             levels = box.isolation
             roots = box._pool.worker_pids()
             ctx.update(roots=roots, secret_file=str(secret_file), secret=SECRET,
-                       repo_file=repo_file, sandbox_file=_child.__file__)  # fmt: skip
+                       repo_file=repo_file, sandbox_file=_child.__file__,
+                       bystander=bystander.pid)  # fmt: skip
             suite = attacks(ctx)
             main = [a for a in suite if a.phase in ("main", "set")]
             checks = [a for a in suite if a.phase == "check"]
@@ -137,6 +152,7 @@ def test_attack_suite(path, tmp_path):
             pids_after = box._pool.worker_pids()
             t2 = box.run([a.src for a in checks], HELD, entry_point="f")
             bad = _check(t1, main, levels, box) + _check(t2, checks, levels, box)
+            bystander_alive = bystander.poll() is None
         # A second Sandbox, later: nothing of the first run is found there either.
         with _box(path) as again:
             t3 = again.run([a.src for a in checks], HELD, entry_point="f")
@@ -146,6 +162,7 @@ def test_attack_suite(path, tmp_path):
             with pytest.raises((BlockingIOError, OSError)):
                 s.accept() if s.type == socket.SOCK_STREAM else s.recv(16)
     assert not bad, "\n".join(bad)
+    assert bystander_alive, "a process outside the sandbox was killed"
     assert (victim_rows == Status.PASS).all(), [Status(int(s)).name for s in victim_rows]
     assert pids_after == roots, "a worker was lost during the attacks"
     assert not (_sysv_keys() - before_keys) & set(KEYS), "a SysV object outlived the programs"
