@@ -6,7 +6,7 @@ from rewardkit.bioaudit import INJECTION_CANDIDATES, PARADIGMS, Engine, load_ben
 from rewardkit.levels import score_trajectory
 
 eng = Engine()
-bm = load_benchmark()  # v1.1.0, a synthetic benchmark
+bm = load_benchmark()  # v1.2.0, a synthetic benchmark
 print(f"benchmark {bm.version}: {len(bm.tasks)} tasks, hash {bm.hash[:19]}…")
 
 task = next(t for t in bm.tasks if 0 in eng.levels(t.decisions))  # one with an L0 step

@@ -100,25 +100,25 @@ def test_each_mask_reason():
         "level_minus_one",
         "revoked",
         "provisional_not_final",
-        "no_verdict_record",
+        "no_review_record",
     )
     assert r.step_rewards == (0.85, None, None, None, None)
     assert r.value == 0.85
-    assert r.meta["verdict_mode"] == "session"
+    assert r.meta["review_mode"] == "session"
     assert r.meta["n_masked"] == 4
     assert r.meta["mask_counts"] == {m: 1 for m in MASK_REASONS}
 
 
 def test_mask_precedence_level_minus_one_first():
-    for verdict in ("revoked", "provisional", None, "final"):
-        r = score_trajectory([Step(-1, verdict), Step(3, "final")], session=True)
+    for review in ("revoked", "provisional", None, "final"):
+        r = score_trajectory([Step(-1, review), Step(3, "final")], session=True)
         assert r.mask_reasons[0] == "level_minus_one"
 
 
 def test_session_false_treats_every_step_as_final():
     steps = [Step(3, "revoked"), Step(2, "provisional"), Step(1, None)]
     r = score_trajectory(steps, recipe="A", session=False)
-    assert r.meta["verdict_mode"] == "all_final"
+    assert r.meta["review_mode"] == "all_final"
     assert r.mask_reasons == (None, None, None)
     assert r.value == pytest.approx((0.85 + 0.60 + 0.30) / 3)
 
@@ -142,17 +142,17 @@ def test_three_recipes_same_schema():
 
 
 def test_steps_accept_ints_and_mappings():
-    r = score_trajectory([3, {"level": 0, "verdict": "final"}], recipe="A")
+    r = score_trajectory([3, {"level": 0, "review": "final"}], recipe="A")
     assert r.value == pytest.approx(0.425)
-    r = score_trajectory([3, {"level": 0, "verdict": "final"}], recipe="A", session=True)
-    assert r.value == 0.0 and r.mask_reasons == ("no_verdict_record", None)
+    r = score_trajectory([3, {"level": 0, "review": "final"}], recipe="A", session=True)
+    assert r.value == 0.0 and r.mask_reasons == ("no_review_record", None)
 
 
 # --- property tests ------------------------------------------------------------------------
 
 levels = st.integers(min_value=-1, max_value=3)
-verdicts = st.sampled_from(["final", "provisional", "revoked", None])
-steps_st = st.lists(st.builds(Step, levels, verdicts), max_size=40)
+reviews = st.sampled_from(["final", "provisional", "revoked", None])
+steps_st = st.lists(st.builds(Step, levels, reviews), max_size=40)
 
 
 @given(steps_st, st.booleans(), st.floats(0, 1))
@@ -180,7 +180,7 @@ def test_a_and_b_invariant_to_step_order(steps, session, rnd):
 def test_masking_a_step_never_changes_other_step_rewards(steps, data):
     i = data.draw(st.integers(0, len(steps) - 1))
     masked = list(steps)
-    masked[i] = Step(-1, steps[i].verdict)
+    masked[i] = Step(-1, steps[i].review)
     before = score_trajectory(steps, session=True)
     after = score_trajectory(masked, session=True)
     assert after.step_rewards[i] is None
@@ -306,7 +306,7 @@ def test_bad_parameters_are_named(kwargs, match):
         (lambda: Step(True), r"The 'level' of a Step must be an int"),
         (
             lambda: Step(3, "approved"),
-            r"The 'verdict' of a Step must be one of final, provisional, "
+            r"The 'review' of a Step must be one of final, provisional, "
             r"revoked or None\. Got 'approved'",
         ),
     ],

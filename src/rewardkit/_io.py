@@ -10,13 +10,22 @@ import math
 import os
 import stat
 import tomllib
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import InputError
+from .errors import InputError, RenamedFieldWarning
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_INT_DIGITS", "read_jsonl", "read_toml", "require_field"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "read_jsonl",
+    "read_toml",
+    "renamed_field",
+    "require_field",
+]
 
 T = TypeVar("T")
 
@@ -225,6 +234,42 @@ def require_field(
             f"expected {accepted}; got {value!r:.60}", path=path, line=line, field=name
         )
     return value
+
+
+def renamed_field(
+    obj: dict[str, Any],
+    old: str,
+    new: str,
+    path: str,
+    line: int,
+    *,
+    warned: set[str],
+) -> dict[str, Any]:
+    """``obj`` with a field's deprecated name ``old`` read as ``new``.
+
+    The first line of each file that uses the old name raises a :class:`RenamedFieldWarning`
+    naming the file, that line and both names (``warned`` holds the files already warned
+    about); a line with both names is an InputError. The next version refuses the old name."""
+    if old not in obj:
+        return obj
+    if new in obj:
+        raise InputError(
+            f"has both '{old}' (the old name) and '{new}'; give only '{new}'",
+            path=path,
+            line=line,
+            field=old,
+        )
+    if path not in warned:
+        warned.add(path)
+        warnings.warn(
+            f"{path}, line {line}: field '{old}' is deprecated; rename it to '{new}' (read as "
+            f"'{new}' on every line for now; the next version refuses '{old}')",
+            RenamedFieldWarning,
+            stacklevel=3,
+        )
+    out = dict(obj)
+    out[new] = out.pop(old)
+    return out
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

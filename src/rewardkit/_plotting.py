@@ -30,8 +30,8 @@ __all__ = ["PALETTE", "bars_png", "lines_png", "optional_figures", "png", "table
 
 # Colour-blind-safe (Okabe–Ito), in the order series are drawn.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-# Cell fills of a verdict column in ``table_png`` (light, so black text stays readable).
-VERDICT_FILL = {"PASS": "#CDEBDD", "FAIL": "#F6D3C2"}
+# Cell fills of a PASS / FAIL column in ``table_png`` (light, so black text stays readable).
+PASS_FAIL_FILL = {"PASS": "#CDEBDD", "FAIL": "#F6D3C2"}
 
 
 def optional_figures(build: Callable[[], Mapping[str, bytes]]) -> dict[str, bytes]:
@@ -130,13 +130,13 @@ def table_png(
     rows: Sequence[Sequence[Any]],
     *,
     title: str,
-    verdict_col: int | None = None,
+    pass_fail_col: int | None = None,
     col_widths: Sequence[float] | None = None,
     width_in: float = 7.2,
     row_in: float = 0.24,
     fontsize: float = 8,
 ) -> bytes:
-    """A table as a figure: one line per row, the header shaded; cells of ``verdict_col`` that
+    """A table as a figure: one line per row, the header shaded; cells of ``pass_fail_col`` that
     read PASS / FAIL are filled green / orange. The height follows the number of rows."""
 
     def draw(fig: Any) -> None:
@@ -161,8 +161,8 @@ def table_png(
             if r == 0:
                 cell.set_facecolor("#E8E8E8")
                 cell.set_text_props(weight="bold")
-            elif c == verdict_col:
-                cell.set_facecolor(VERDICT_FILL.get(str(rows[r - 1][c]), "white"))
+            elif c == pass_fail_col:
+                cell.set_facecolor(PASS_FAIL_FILL.get(str(rows[r - 1][c]), "white"))
 
     height = 0.45 + row_in * (len(rows) + 1)
     return png(draw, width_in=width_in, height_in=height)

@@ -7,13 +7,16 @@ Subcommands are registered in ``_commands.COMMANDS`` and imported only when used
 ``rewardkit --help`` stays fast and an area's optional dependencies load only for its commands.
 Exit status: 0 success, 1 a check or gate failed, 2 bad arguments or bad input (one line on
 stderr naming what was wrong and what is accepted, nothing written), 3 an internal error (one
-line; ``--debug`` shows the traceback).
+line; ``--debug`` shows the traceback). A data file that uses a field's old name is read, with
+one line ``rewardkit: warning: <file>, line N: field '<old>' is deprecated; rename it to
+'<new>' ...`` on stderr.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from ._cliutil import HelpGroup, common_options, resolve_settings, write_artefac
 from ._commands import COMMANDS
 from ._json import canonical_json
 from ._version import __version__
-from .errors import RewardkitError
+from .errors import RenamedFieldWarning, RewardkitError
 
 __all__ = ["cli", "main"]
 
@@ -124,7 +127,28 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _show_renamed(show: Any) -> Any:
+    """A ``warnings.showwarning`` that prints a renamed field as one line on stderr."""
+
+    def showwarning(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, RenamedFieldWarning):
+            click.echo(f"rewardkit: warning: {_one_line(str(message))}", err=True)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return showwarning
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Entry point; see :func:`_main`. A :class:`~rewardkit.errors.RenamedFieldWarning` (a
+    data file using a field's old name) is shown as one line ``rewardkit: warning: ...``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", RenamedFieldWarning)
+        warnings.showwarning = _show_renamed(warnings.showwarning)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     """Entry point. Exit status: 0 success; 1 a gate or check failed; 2 bad arguments or bad
     input (one line on stderr: ``rewardkit: error: <file>[, line N][, field F]: <what>
     (<what is accepted>)``); 3 an internal error (one line, and the hint to rerun with

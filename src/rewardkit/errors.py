@@ -13,6 +13,9 @@ received. Hierarchy::
 
     RewardkitWarning (UserWarning)      base of the typed warnings for degenerate data
     └── ZeroVarianceWarning             no group in a batch carries any reward variance
+    RenamedFieldWarning (DeprecationWarning)
+                                        a data file or mapping uses a field's old name; it is
+                                        read as the new name for one version, then refused
 
 A failed rollout, a crashing reward component or a failing gate is *not* an exception: it is
 recorded on the result (see ``stack.RewardResult.errors``).
@@ -27,6 +30,7 @@ __all__ = [
     "MappingError",
     "MissingExtraError",
     "RewardkitError",
+    "RenamedFieldWarning",
     "RewardkitWarning",
     "ZeroVarianceWarning",
 ]
@@ -91,3 +95,9 @@ class RewardkitWarning(UserWarning):
 
 class ZeroVarianceWarning(RewardkitWarning):
     """Every group of a batch has zero reward variance: the batch carries no learning signal."""
+
+
+class RenamedFieldWarning(DeprecationWarning):
+    """A data file (or a step mapping) uses a field's old name. The value is read under the
+    new name for one more version; the next version refuses the old name. The message names
+    the file, the first line that has it, the old and the new name."""

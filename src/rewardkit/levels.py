@@ -21,10 +21,12 @@ C      weighted mean, per-step weights from a PRM (uniform → = A)  PRM-weighti
 ====== ========================================================== ===================
 
 Masks, in precedence order: level −1 → ``level_minus_one``; then, only with ``session=True``:
-verdict ``revoked`` → ``revoked``, ``provisional`` → ``provisional_not_final``, no verdict →
-``no_verdict_record``. Masked steps are in neither numerator nor denominator; a trajectory with
-every step masked has ``value is None`` (never a fake 0). ``session=False`` (legacy and benchmark
-data, no review session) treats every step as final: ``meta["verdict_mode"] == "all_final"``.
+review ``revoked`` → ``revoked``, ``provisional`` → ``provisional_not_final``, no review record →
+``no_review_record``. A step's ``review`` is its status in a review session (``final``,
+``provisional``, ``revoked`` or None). Masked steps are in neither numerator nor denominator; a
+trajectory with every step masked has ``value is None`` (never a fake 0). ``session=False``
+(legacy and benchmark data, no review session) treats every step as final:
+``meta["review_mode"] == "all_final"``.
 
 Why the spike-in threshold is 0.30 (seed 000 §5): inject one L0 into a clean all-L3 trajectory
 of n steps; recipe B gives (n−1)/n · 0.85 · γ, so for n ≥ 2 the drop is at least
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -48,13 +51,13 @@ from typing import Any, Literal
 from ._io import read_toml
 from ._json import JsonMixin, content_hash
 from ._validation import check_choice, check_real
-from .errors import ConfigError, InputError, MappingError
+from .errors import ConfigError, InputError, MappingError, RenamedFieldWarning
 
 __all__ = [
     "DEFAULT_MAPPING",
     "MASK_REASONS",
     "RECIPES",
-    "VERDICTS",
+    "REVIEWS",
     "LevelMapping",
     "Step",
     "TrajectoryReward",
@@ -62,10 +65,10 @@ __all__ = [
 ]
 
 UNEVALUABLE = -1
-VERDICTS = ("final", "provisional", "revoked")
+REVIEWS = ("final", "provisional", "revoked")
 RECIPES: tuple[Literal["A", "B", "C"], ...] = ("A", "B", "C")
 # In precedence order: the first that applies is the step's reason.
-MASK_REASONS = ("level_minus_one", "revoked", "provisional_not_final", "no_verdict_record")
+MASK_REASONS = ("level_minus_one", "revoked", "provisional_not_final", "no_review_record")
 
 
 @dataclass(frozen=True)
@@ -201,10 +204,11 @@ DEFAULT_MAPPING = LevelMapping()
 
 @dataclass(frozen=True)
 class Step(JsonMixin):
-    """One judged step: the judge's ``level`` (0..L, or −1) and its review ``verdict``."""
+    """One judged step: the judge's ``level`` (0..L, or −1) and its ``review``, the step's
+    status in a review session (``final``, ``provisional``, ``revoked``; None = no record)."""
 
     level: int
-    verdict: str | None = None
+    review: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.level, bool) or not isinstance(self.level, int) or self.level < -1:
@@ -212,10 +216,10 @@ class Step(JsonMixin):
                 f"The 'level' of a Step must be an int >= -1 (-1 = cannot "
                 f"evaluate). Got {self.level!r}."
             )
-        if self.verdict is not None and self.verdict not in VERDICTS:
+        if self.review is not None and self.review not in REVIEWS:
             raise ConfigError(
-                f"The 'verdict' of a Step must be one of {', '.join(VERDICTS)} "
-                f"or None. Got {self.verdict!r}."
+                f"The 'review' of a Step must be one of {', '.join(REVIEWS)} "
+                f"or None. Got {self.review!r}."
             )
 
 
@@ -235,18 +239,43 @@ StepLike = Step | int | Mapping[str, Any]
 Weights = Sequence[float] | Callable[[Sequence[Step]], Sequence[float]]
 
 
+def _as_steps(steps: Sequence[StepLike]) -> tuple[Step, ...]:
+    old = next(
+        (
+            i
+            for i, s in enumerate(steps)
+            if isinstance(s, Mapping) and "verdict" in s and "review" not in s
+        ),
+        None,
+    )
+    if old is not None:
+        warnings.warn(
+            f"Step {old}: the key 'verdict' is deprecated; rename it to 'review' (read as "
+            "'review' for now; the next version refuses 'verdict')",
+            RenamedFieldWarning,
+            stacklevel=3,
+        )
+    return tuple(_as_step(s, i) for i, s in enumerate(steps))
+
+
 def _as_step(s: StepLike, i: int) -> Step:
     if isinstance(s, Step):
         return s
     if isinstance(s, int) and not isinstance(s, bool):
         return Step(s)
     if isinstance(s, Mapping):
-        unknown = sorted(set(s) - {"level", "verdict"})
+        if "verdict" in s and "review" in s:
+            raise ConfigError(
+                f"Step {i} has both 'verdict' (the old name) and 'review'; give only 'review'."
+            )
+        if "verdict" in s:  # warned once by _as_steps
+            s = {("review" if k == "verdict" else k): v for k, v in s.items()}
+        unknown = sorted(set(s) - {"level", "review"})
         if unknown or "level" not in s:
             raise ConfigError(
-                f"Step {i} must have a 'level' and optionally a 'verdict'. Got keys {sorted(s)}."
+                f"Step {i} must have a 'level' and optionally a 'review'. Got keys {sorted(s)}."
             )
-        return Step(s["level"], s.get("verdict"))
+        return Step(s["level"], s.get("review"))
     raise ConfigError(
         f"Step {i} must be a Step, an int level or a mapping with 'level'. Got {s!r}."
     )
@@ -257,12 +286,12 @@ def _mask_reason(step: Step, session: bool) -> str | None:
         return "level_minus_one"
     if not session:
         return None
-    if step.verdict == "revoked":
+    if step.review == "revoked":
         return "revoked"
-    if step.verdict == "provisional":
+    if step.review == "provisional":
         return "provisional_not_final"
-    if step.verdict is None:
-        return "no_verdict_record"
+    if step.review is None:
+        return "no_review_record"
     return None
 
 
@@ -301,7 +330,7 @@ def score_trajectory(
 
     ``weights`` (recipe C only): one non-negative weight per step, or a callable that takes the
     steps and returns them (the PRM interface); the default is uniform 1.0, which makes C equal
-    A exactly. ``session=True`` consumes only ``final`` verdicts.
+    A exactly. ``session=True`` consumes only steps reviewed ``final``.
     """
     fn = "score_trajectory"
     check_choice(recipe, "recipe", fn, RECIPES)
@@ -322,7 +351,7 @@ def score_trajectory(
             f"The 'steps' parameter of {fn} must be a sequence of steps. "
             f"Got {type(steps).__name__}."
         )
-    st = tuple(_as_step(s, i) for i, s in enumerate(steps))
+    st = _as_steps(steps)
     for i, s in enumerate(st):
         if s.level != UNEVALUABLE and s.level not in mapping.values:
             raise ConfigError(
@@ -362,7 +391,7 @@ def score_trajectory(
 
     counts = {r: reasons.count(r) for r in MASK_REASONS if r in reasons}
     meta: dict[str, Any] = {
-        "verdict_mode": "session" if session else "all_final",
+        "review_mode": "session" if session else "all_final",
         "n_steps": len(st),
         "n_masked": len(st) - len(kept),
         "mask_counts": counts,

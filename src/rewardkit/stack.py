@@ -242,7 +242,7 @@ class Component:
 
 @dataclass(frozen=True)
 class RewardResult(JsonMixin):
-    """The score of one episode: total, gate verdicts, every component, every error."""
+    """The score of one episode: total, gate outcomes, every component, every error."""
 
     total: float | None
     hard_failed: bool
@@ -369,7 +369,7 @@ class RewardStack:
     @cached_property
     def config_hash(self) -> str:
         """Hash of :meth:`config`: names, weights, flags, callables' names. Portable: the same on
-        every machine and Python version, so golden verdicts can record it."""
+        every machine and Python version, so golden files can record it."""
         return content_hash(self.config())
 
     @cached_property

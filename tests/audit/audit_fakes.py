@@ -31,7 +31,7 @@ def fake_judge() -> FakeJudge:
 class FakeTask:
     task_id: str
     decisions: tuple[dict[str, Any], ...]
-    verdicts: tuple[str | None, ...] | None
+    reviews: tuple[str | None, ...] | None
     n_gold_correct: int
     n_gold_error: int
     n_gold_edge: int
@@ -54,12 +54,12 @@ def make_tasks(n: int = 24) -> list[FakeTask]:
     for k in range(n):
         bad = k % 2 == 1
         actions = ["ok"] * (6 + k % 5) + (["bad" if k % 4 == 1 else "meh"] if bad else ["fine"])
-        verdicts = None if k % 3 else tuple("final" for _ in actions)
+        reviews = None if k % 3 else tuple("final" for _ in actions)
         tasks.append(
             FakeTask(
                 f"t{k:02d}",
                 tuple(dec(a, i) for i, a in enumerate(actions)),
-                verdicts,
+                reviews,
                 n_gold_correct=8 - (k % 3) - (2 if bad else 0),
                 n_gold_error=(1 + k % 3) if bad else 0,
                 n_gold_edge=k % 2,

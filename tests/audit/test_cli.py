@@ -47,7 +47,7 @@ def test_broken_mapping_in_config_fails_the_mapping_gate(tmp_path, capsys):
 
 
 def test_edited_golden_file_fails_the_golden_gate(tmp_path, capsys):
-    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.1.0" / "golden.jsonl"))
+    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.2.0" / "golden.jsonl"))
     lines = src.read_text().splitlines()
     obj = json.loads(lines[0])
     obj["expected_levels"][0] = 0 if obj["expected_levels"][0] != 0 else 3

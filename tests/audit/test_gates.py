@@ -182,7 +182,7 @@ def test_golden_gate_on_fakes(fakes):
 def _edited_golden(tmp_path: Path) -> Path:
     from importlib import resources
 
-    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.1.0" / "golden.jsonl"))
+    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.2.0" / "golden.jsonl"))
     lines = src.read_text().splitlines()
     obj = json.loads(lines[3])
     obj["expected_levels"][2] = (obj["expected_levels"][2] + 1) % 4

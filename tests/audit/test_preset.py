@@ -95,7 +95,7 @@ def test_config_with_own_tasks_runs_only_on_them(tmp_path, capsys, monkeypatch):
 
     import rewardkit.bioaudit.benchmark as benchmark
 
-    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.1.0" / "tasks.jsonl"))
+    src = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.2.0" / "tasks.jsonl"))
     (tmp_path / "tasks.jsonl").write_text("".join(src.read_text().splitlines(True)[:16]))
     (tmp_path / "rewardkit.toml").write_text('[data]\ntasks = "tasks.jsonl"\n')
 

@@ -24,25 +24,25 @@ from rewardkit.levels import MASK_REASONS, Step, score_trajectory
 
 BM = load_benchmark()
 ENGINE = Engine()
-DATA = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.1.0"))
+DATA = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.2.0"))
 
 
 def test_shapes():
-    assert BM.version == "v1.1.0"
+    assert BM.version == "v1.2.0"
     assert "synthetic benchmark" in BM.description
     assert len(BM.tasks) == 60
     assert {p: sum(t.paradigm == p for t in BM.tasks) for p in PARADIGMS} == dict.fromkeys(
         PARADIGMS, 20
     )
     assert len({t.task_id for t in BM.tasks}) == 60
-    assert len(BM.legacy) == 20 and all(t.verdicts is None for t in BM.legacy)
+    assert len(BM.legacy) == 20 and all(t.reviews is None for t in BM.legacy)
     assert len(BM.golden) == 20
     assert sum(len(g.decisions) for g in BM.golden) == 137
     assert sorted(BM.substrates) == ["deg_correct", "pan_correct", "scrna_correct"]
     for t in BM.tasks:
         assert 8 <= len(t.decisions) <= 16  # removed steps shorten a template
         assert t.n_gold_correct + t.n_gold_error + t.n_gold_edge == len(t.decisions)
-        assert t.verdicts is None or len(t.verdicts) == len(t.decisions)
+        assert t.reviews is None or len(t.reviews) == len(t.decisions)
         assert all(d["context"]["paradigm"] == t.paradigm for d in t.decisions)
     assert set(BM.hashes) == {
         "tasks.jsonl",
@@ -113,16 +113,16 @@ def test_engine_recall_on_latent_defects_is_in_range():
 
 def _steps(t):
     levels = ENGINE.levels(t.decisions)
-    return [Step(lv, None if t.verdicts is None else t.verdicts[i]) for i, lv in enumerate(levels)]
+    return [Step(lv, None if t.reviews is None else t.reviews[i]) for i, lv in enumerate(levels)]
 
 
 def test_every_mask_reason_occurs():
     reasons = set()
     for t in BM.tasks:
-        r = score_trajectory(_steps(t), session=t.verdicts is not None)
+        r = score_trajectory(_steps(t), session=t.reviews is not None)
         reasons |= {m for m in r.mask_reasons if m is not None}
     assert reasons == set(MASK_REASONS)
-    assert 0 < sum(t.verdicts is not None for t in BM.tasks) < 60
+    assert 0 < sum(t.reviews is not None for t in BM.tasks) < 60
 
 
 def test_gold_is_not_a_function_of_the_levels():
@@ -160,8 +160,8 @@ def test_calibration_evidence_recipe_b_separates_more_than_a():
     rows = []
     for t in BM.tasks:
         steps = _steps(t)
-        a = score_trajectory(steps, recipe="A", session=t.verdicts is not None).value
-        b = score_trajectory(steps, recipe="B", session=t.verdicts is not None).value
+        a = score_trajectory(steps, recipe="A", session=t.reviews is not None).value
+        b = score_trajectory(steps, recipe="B", session=t.reviews is not None).value
         q = t.gold_quality
         if a is not None and q is not None:
             rows.append((a, b, q, t.n_gold_error == 0))

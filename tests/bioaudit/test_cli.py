@@ -9,7 +9,7 @@ from pathlib import Path
 from rewardkit.bioaudit import Engine, load_benchmark
 from rewardkit.cli import main
 
-DATA = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.1.0"))
+DATA = Path(str(resources.files("rewardkit.bioaudit") / "data" / "v1.2.0"))
 
 
 def test_audit_json_matches_the_engine(capsys):

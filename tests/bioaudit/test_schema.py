@@ -26,18 +26,18 @@ def test_valid_files(tmp_path):
         write(
             tmp_path,
             {"trajectory_id": "a", "decisions": [DEC]},
-            {"task_id": "b", "paradigm": "deg", "decisions": [], "verdicts": []},
+            {"task_id": "b", "paradigm": "deg", "decisions": [], "reviews": []},
         )
     )
     assert [x.trajectory_id for x in t] == ["a", "b"]
-    assert t[0].paradigm is None and t[0].verdicts is None and t[1].verdicts == ()
+    assert t[0].paradigm is None and t[0].reviews is None and t[1].reviews == ()
     lv = read_levels(
         write(
             tmp_path,
-            {"trajectory_id": "a", "levels": [3, -1, 0], "verdicts": ["final", None, "revoked"]},
+            {"trajectory_id": "a", "levels": [3, -1, 0], "reviews": ["final", None, "revoked"]},
         )
     )
-    assert lv[0].levels == (3, -1, 0) and lv[0].verdicts == ("final", None, "revoked")
+    assert lv[0].levels == (3, -1, 0) and lv[0].reviews == ("final", None, "revoked")
     g = read_gold(
         write(tmp_path, {"task_id": "a", "n_gold_correct": 3, "n_gold_error": 1, "n_gold_edge": 0})
     )
@@ -78,13 +78,13 @@ GOOD_T = {"trajectory_id": "a", "decisions": [DEC]}
         ),
         (
             read_trajectories,
-            {"trajectory_id": "b", "decisions": [DEC], "verdicts": ["ok"]},
-            r"line 2, field 'verdicts\[0\]': expected final, provisional, revoked or null",
+            {"trajectory_id": "b", "decisions": [DEC], "reviews": ["ok"]},
+            r"line 2, field 'reviews\[0\]': expected final, provisional, revoked or null",
         ),
         (
             read_trajectories,
-            {"trajectory_id": "b", "decisions": [DEC], "verdicts": []},
-            r"line 2, field 'verdicts': has 0 entries for 1 steps",
+            {"trajectory_id": "b", "decisions": [DEC], "reviews": []},
+            r"line 2, field 'reviews': has 0 entries for 1 steps",
         ),
         (
             read_trajectories,
@@ -129,7 +129,7 @@ def test_malformed_line_names_file_line_and_field(tmp_path, reader, line2, match
             "task_id": "a",
             "paradigm": "deg",
             "decisions": [],
-            "verdicts": None,
+            "reviews": None,
             "n_gold_correct": 1,
             "n_gold_error": 0,
             "n_gold_edge": 0,
@@ -176,16 +176,16 @@ decision = st.builds(
     ),
     st.lists(st.sampled_from(["final", "provisional", "revoked", None]), max_size=4),
 )
-def test_roundtrip_property(tmp_path_factory, trajs, verdict_pool):
+def test_roundtrip_property(tmp_path_factory, trajs, review_pool):
     lines = []
     for k, ds in enumerate(trajs):
         rec = {"trajectory_id": f"t{k}", "decisions": ds}
-        if verdict_pool and len(ds) == len(verdict_pool):
-            rec["verdicts"] = verdict_pool
+        if review_pool and len(ds) == len(review_pool):
+            rec["reviews"] = review_pool
         lines.append(rec)
     p = write(tmp_path_factory.mktemp("rt"), *lines)
     got = read_trajectories(p)
     assert [list(t.decisions) for t in got] == trajs
-    assert [t.verdicts for t in got] == [
-        tuple(r["verdicts"]) if "verdicts" in r else None for r in lines
+    assert [t.reviews for t in got] == [
+        tuple(r["reviews"]) if "reviews" in r else None for r in lines
     ]

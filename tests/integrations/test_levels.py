@@ -25,7 +25,7 @@ def test_seed_worked_numbers() -> None:
 
 def test_masked_steps_and_sessions() -> None:
     s = levels_stack(column="j", session=True)
-    r = s.score({"j": [{"level": 3, "verdict": "final"}, {"level": 0, "verdict": "provisional"}]})
+    r = s.score({"j": [{"level": 3, "review": "final"}, {"level": 0, "review": "provisional"}]})
     assert r.total == pytest.approx(0.85)  # the provisional L0 is masked, not penalised
     assert r.components["frac_masked"] == pytest.approx(0.5)
     r = s.score({"j": [-1, -1]})

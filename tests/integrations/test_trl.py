@@ -114,7 +114,7 @@ def test_bad_arguments_name_the_parameter(stack: RewardStack) -> None:
 
 def test_levels_adapter_reads_the_judgment_column() -> None:
     f = levels_reward_func(column="judged")
-    rows = [[3] * 12 + [0], [3] * 12, [-1, -1], [{"level": 2, "verdict": "final"}, 3], [9]]
+    rows = [[3] * 12 + [0], [3] * 12, [-1, -1], [{"level": 2, "review": "final"}, 3], [9]]
     out, logged = trl_call(f, ["p"] * 5, ["c"] * 5, judged=rows)
     # seed 000 worked numbers: 12/13·0.85·0.30 and 0.85; all masked → None; (0.60+0.85)/2
     assert out[0] == pytest.approx(12 / 13 * 0.85 * 0.30)

@@ -11,7 +11,7 @@ from rewardkit.demo import SECTIONS, run_demo
 
 pytest.importorskip("matplotlib", reason="the figures need the [report] extra")
 
-from rewardkit._plotting import VERDICT_FILL, table_png
+from rewardkit._plotting import PASS_FAIL_FILL, table_png
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # section → captions (by their start) it must carry: issue 9's list of plots
@@ -75,15 +75,15 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
     return tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
 
 
-def test_table_fills_the_verdict_column_only() -> None:
+def test_table_fills_the_pass_fail_column_only() -> None:
     rows = [("a", "PASS", "fine"), ("b", "FAIL", "broken")]
-    with_verdict = table_png(("x", "verdict", "why"), rows, title="t", verdict_col=1)
-    without = table_png(("x", "verdict", "why"), rows, title="t")
-    fills = {_rgb(VERDICT_FILL["PASS"]), _rgb(VERDICT_FILL["FAIL"])}
-    assert fills <= _colours(with_verdict)
+    with_fill = table_png(("x", "result", "why"), rows, title="t", pass_fail_col=1)
+    without = table_png(("x", "result", "why"), rows, title="t")
+    fills = {_rgb(PASS_FAIL_FILL["PASS"]), _rgb(PASS_FAIL_FILL["FAIL"])}
+    assert fills <= _colours(with_fill)
     assert not fills & _colours(without)
     # one more row, a taller figure of the same width
-    taller = table_png(("x", "verdict", "why"), [*rows, ("c", "PASS", "")], title="t")
+    taller = table_png(("x", "result", "why"), [*rows, ("c", "PASS", "")], title="t")
     (w1, h1), (w2, h2) = _size(without), _size(taller)
     assert w1 == w2 and h2 > h1
-    assert table_png(("x", "verdict", "why"), rows, title="t", verdict_col=1) == with_verdict
+    assert table_png(("x", "result", "why"), rows, title="t", pass_fail_col=1) == with_fill

@@ -1,7 +1,7 @@
 """The determinism gate's second run, in a fresh interpreter (``python -m``).
 
 Reads one JSON object on stdin — ``judge`` and ``reward`` as ``[“module:callable”, kwargs]``,
-``recipes`` and ``tasks`` (task_id, decisions, verdicts) — and writes the reward JSON that
+``recipes`` and ``tasks`` (task_id, decisions, reviews) — and writes the reward JSON that
 :func:`rewardkit.audit.gates.reward_json` computes to stdout, nothing else.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 class _Task:
     task_id: str
     decisions: tuple[dict[str, Any], ...]
-    verdicts: tuple[str | None, ...] | None
+    reviews: tuple[str | None, ...] | None
     n_gold_correct: int = 0
     n_gold_error: int = 0
     n_gold_edge: int = 0
@@ -42,7 +42,7 @@ def main() -> int:
         _Task(
             t["task_id"],
             tuple(t["decisions"]),
-            None if t["verdicts"] is None else tuple(t["verdicts"]),
+            None if t["reviews"] is None else tuple(t["reviews"]),
         )
         for t in spec["tasks"]
     ]

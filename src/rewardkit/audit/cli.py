@@ -74,7 +74,7 @@ def _preset_setup(
             field="data.tasks",
         )
     p = (
-        bioaudit_inputs(cfg.benchmark or "v1.1.0", miss_rate=miss, spurious_rate=spur)
+        bioaudit_inputs(cfg.benchmark or "v1.2.0", miss_rate=miss, spurious_rate=spur)
         if (use_bench)
         else None
     )

@@ -24,7 +24,7 @@ Layout (every key optional)::
     [thresholds]
     spike_in_drop = 0.30
     [data]
-    benchmark = "v1.1.0"                  # the bio-audit preset's data (or a benchmark folder)
+    benchmark = "v1.2.0"                  # the bio-audit preset's data (or a benchmark folder)
     tasks = "tasks.jsonl"                 # your tasks instead of the benchmark's
     golden = "golden.jsonl"               # your golden set instead of the benchmark's
 

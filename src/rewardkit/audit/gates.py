@@ -50,7 +50,7 @@ Factory = tuple[str, Mapping[str, Any]]
 
 @dataclass(frozen=True)
 class GateResult(JsonMixin):
-    """A gate's verdict. ``not_run``: its data was not given (then ``passed`` is False and
+    """A gate's outcome. ``not_run``: its data was not given (then ``passed`` is False and
     ``summary`` names the missing input); a gate never runs on data nobody asked for."""
 
     name: str
@@ -132,7 +132,7 @@ def _fresh_run(
             {
                 "task_id": t.task_id,
                 "decisions": to_plain(list(t.decisions)),
-                "verdicts": None if t.verdicts is None else list(t.verdicts),
+                "reviews": None if t.reviews is None else list(t.reviews),
             }
             for t in tasks
         ],

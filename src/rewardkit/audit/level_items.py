@@ -1,7 +1,8 @@
 """Level-based step rewards as an item reward: the generic audit on judged steps you supply.
 
 Usage (an items file whose lines carry ``levels`` — one judged level per step, −1 = cannot
-evaluate — and optionally ``verdicts``)::
+evaluate — and optionally ``reviews``, each step's status in a review session: ``final``,
+``provisional``, ``revoked`` or null for no record; with ``reviews`` only ``final`` steps count)::
 
     rewardkit validate --reward rewardkit.audit.level_items:recipe_b --items steps.jsonl \
         --golden golden.jsonl --spike-in spike_in.jsonl
@@ -14,17 +15,20 @@ evaluate — and optionally ``verdicts``)::
 
 The declared range is the level mapping's: [0, ceiling] (0.85 for the seed's mapping; the
 ceiling is the mapping's option, not a threshold hidden in a gate). A trajectory whose steps are
-all −1 cannot be scored (None). The bio-audit world adds a judge that produces the levels; here
-they come with your data, so no judge and no shipped benchmark is involved.
+all −1 cannot be scored (None). The bio-audit world adds a judge that produces the levels;
+here they come with your data, so no judge and no shipped benchmark is involved. Items that
+still name ``reviews`` by its old name ``verdicts`` are read the same, with a
+:class:`~rewardkit.errors.RenamedFieldWarning`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import InputError
+from ..errors import InputError, RenamedFieldWarning
 from ..levels import DEFAULT_MAPPING, LevelMapping, Step, score_trajectory
 
 __all__ = ["LevelItemReward", "recipe_a", "recipe_b", "recipe_c"]
@@ -56,17 +60,31 @@ class LevelItemReward:
                 f"expected a list of int levels (-1 = cannot evaluate); got {levels!r:.60}",
                 field=self.field,
             )
-        verdicts = item.get("verdicts")
-        if verdicts is None:
+        if "verdicts" in item and "reviews" not in item:
+            warnings.warn(
+                "an item's field 'verdicts' is deprecated; rename it to 'reviews' in your items "
+                "file (read as 'reviews' for now; the next version refuses 'verdicts')",
+                RenamedFieldWarning,
+                stacklevel=2,
+            )
+            item = {("reviews" if k == "verdicts" else k): v for k, v in item.items()}
+        reviews = item.get("reviews")
+        if reviews is not None and (not isinstance(reviews, list) or len(reviews) != len(levels)):
+            raise InputError(
+                f"expected null or a list of one review per level ({len(levels)}: final, "
+                f"provisional, revoked or null); got {reviews!r:.60}",
+                field="reviews",
+            )
+        if reviews is None:
             steps = [Step(x) for x in levels]
         else:
-            steps = [Step(x, v) for x, v in zip(levels, verdicts, strict=True)]
+            steps = [Step(x, v) for x, v in zip(levels, reviews, strict=True)]
         out = score_trajectory(
             steps,
             recipe=self.recipe,
             mapping=self.mapping,
             gamma=self.gamma,
-            session=verdicts is not None,
+            session=reviews is not None,
         )
         return out.value
 

@@ -204,10 +204,10 @@ def gates_png(gates: Sequence[GateResult]) -> bytes:
     """The gates as a table: name, PASS / FAIL, the one-line summary."""
     rows = [(g.name, "PASS" if g.passed else "FAIL", g.summary) for g in gates]
     return table_png(
-        ("gate", "verdict", "summary"),
+        ("gate", "result", "summary"),
         rows,
         title=f"validate: {sum(g.passed for g in gates)}/{len(gates)} gates pass",
-        verdict_col=1,
+        pass_fail_col=1,
         col_widths=(0.14, 0.1, 0.76),
         width_in=8.0,
         row_in=0.32,

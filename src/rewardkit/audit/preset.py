@@ -91,7 +91,7 @@ def preset_judge(
 
 
 def bioaudit_inputs(
-    version: str | Path = "v1.1.0",
+    version: str | Path = "v1.2.0",
     *,
     miss_rate: float = 0.0,
     spurious_rate: float = 0.0,

@@ -11,7 +11,7 @@ Usage::
 * :class:`Reward` — ``reward(steps, recipe=…, session=…)`` returning a
   :class:`~rewardkit.levels.TrajectoryReward`, any object with ``value`` and ``to_dict()``, or a
   plain ``float | None``; ``recipes`` names the ablations and ``default_recipe`` the one trained on.
-* :class:`Task` — ``task_id``, ``decisions``, ``verdicts`` (None = no review session) and the
+* :class:`Task` — ``task_id``, ``decisions``, ``reviews`` (None = no review session) and the
   gold counts ``n_gold_correct / n_gold_error / n_gold_edge`` (``rewardkit.bioaudit``'s
   ``BenchmarkTask``); :class:`Golden` — ``trajectory_id``, ``decisions``, ``expected_levels``.
 
@@ -70,7 +70,7 @@ class Task(Protocol):
     def decisions(self) -> Sequence[Mapping[str, Any]]: ...
 
     @property
-    def verdicts(self) -> Sequence[str | None] | None: ...
+    def reviews(self) -> Sequence[str | None] | None: ...
 
     @property
     def n_gold_correct(self) -> int: ...

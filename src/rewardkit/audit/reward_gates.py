@@ -82,7 +82,7 @@ def _not_run(name: str, why: str) -> GateReport:
     return GateReport(name, "not run", f"not run: {why}", {})
 
 
-def _verdict(name: str, problems: list[str], ok: str, ev: dict[str, Any]) -> GateReport:
+def _gate_report(name: str, problems: list[str], ok: str, ev: dict[str, Any]) -> GateReport:
     ev["problems"] = problems[:20]
     ev["n_problems"] = len(problems)
     return GateReport(name, "fail" if problems else "pass", problems[0] if problems else ok, ev)
@@ -143,7 +143,7 @@ def gate_range(
         f"{len(scored)} of {len(probes)} items scored in [{lo:g}, {hi:g}] "
         f"(observed {ev['min']!r} to {ev['max']!r}; {n_none} cannot score)"
     )
-    return _verdict("range", problems, ok, ev)
+    return _gate_report("range", problems, ok, ev)
 
 
 def _fresh(spec: str, probes: Sequence[Probe], hashseed: str, cwd: str) -> str:
@@ -203,7 +203,7 @@ def gate_determinism(
     ok = f"{len(probes)} items: byte-identical in-process and in fresh processes " + "/".join(
         f"PYTHONHASHSEED={h}" for h in FRESH_HASHSEEDS
     )
-    return _verdict("determinism", problems, ok, ev)
+    return _gate_report("determinism", problems, ok, ev)
 
 
 def _first_diff(what: str, a: str, b: str) -> str:
@@ -296,7 +296,7 @@ def gate_spike_in(
         if drops
         else ""
     )
-    return _verdict("spike_in", problems, ok, ev)
+    return _gate_report("spike_in", problems, ok, ev)
 
 
 def gate_ablations(reward: UserReward, probes: Sequence[Probe]) -> GateReport:
@@ -361,7 +361,7 @@ def gate_ablations(reward: UserReward, probes: Sequence[Probe]) -> GateReport:
     ok = f"{len(measured)} weighted component(s) each change the reward on the {len(probes)} items"
     if undroppable:
         ok += f"; not ablated: {', '.join(undroppable)} (cannot be dropped)"
-    return _verdict("ablations", problems, ok, {"n_items": len(probes), "parts": parts})
+    return _gate_report("ablations", problems, ok, {"n_items": len(probes), "parts": parts})
 
 
 def _order_flips(a: Sequence[float | None], b: Sequence[float | None]) -> int:
@@ -406,4 +406,4 @@ def gate_golden(reward: UserReward, golden: Sequence[GoldenItem]) -> GateReport:
         "expected_hash": content_hash([[g.item.id, g.expected] for g in golden]),
     }
     ok = f"{len(golden)} golden items, 0 differences"
-    return _verdict("golden", diffs, ok, ev)
+    return _gate_report("golden", diffs, ok, ev)

@@ -7,8 +7,8 @@ Usage::
     scored.values["B"]        # one reward per task (None where every step is masked)
     scored.to_json()          # the reward JSON the determinism gate compares byte for byte
 
-A task with review ``verdicts`` is scored with ``session=True`` (only final verdicts count);
-``verdicts is None`` (legacy / benchmark data) treats every step as final (seed 000 §3).
+A task with step ``reviews`` is scored with ``session=True`` (only steps reviewed final count);
+``reviews is None`` (legacy / benchmark data) treats every step as final (seed 000 §3).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ def judge_levels(judge: Judge, decisions: Sequence[Mapping[str, Any]]) -> tuple[
     return tuple(out)
 
 
-def task_steps(levels: Sequence[int], verdicts: Sequence[str | None] | None) -> list[Step]:
-    if verdicts is None:
+def task_steps(levels: Sequence[int], reviews: Sequence[str | None] | None) -> list[Step]:
+    if reviews is None:
         return [Step(lv) for lv in levels]
-    return [Step(lv, v) for lv, v in zip(levels, verdicts, strict=True)]
+    return [Step(lv, v) for lv, v in zip(levels, reviews, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ def score_tasks(
         lv = judge_levels(judge, t.decisions)
         ids.append(t.task_id)
         levels.append(lv)
-        steps.append(task_steps(lv, t.verdicts))
-        sessions.append(t.verdicts is not None)
+        steps.append(task_steps(lv, t.reviews))
+        sessions.append(t.reviews is not None)
     outputs: dict[str, tuple[Any, ...]] = {}
     values: dict[str, tuple[float | None, ...]] = {}
     for r in recs:
@@ -80,13 +80,13 @@ def score_tasks(
 
 
 def taskset_hash(tasks: Sequence[Task]) -> str:
-    """Content hash of what the audit reads from a taskset (decisions, verdicts, gold)."""
+    """Content hash of what the audit reads from a taskset (decisions, reviews, gold)."""
     return content_hash(
         [
             {
                 "task_id": t.task_id,
                 "decisions": list(t.decisions),
-                "verdicts": None if t.verdicts is None else list(t.verdicts),
+                "reviews": None if t.reviews is None else list(t.reviews),
                 "gold": [t.n_gold_correct, t.n_gold_error, t.n_gold_edge],
             }
             for t in tasks

@@ -4,7 +4,7 @@ Usage::
 
     from rewardkit.bioaudit import Engine, INJECTION_CANDIDATES, load_benchmark
     eng = Engine()                                   # deg / pan / scrna rule packs
-    bm = load_benchmark()                            # v1.1.0, a synthetic benchmark
+    bm = load_benchmark()                            # v1.2.0, a synthetic benchmark
     [j.level for j in eng.audit(bm.substrates["scrna_correct"])]   # twelve 3s
 """
 

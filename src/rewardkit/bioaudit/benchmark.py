@@ -3,7 +3,7 @@
 Usage::
 
     from rewardkit.bioaudit import load_benchmark
-    bm = load_benchmark()              # "v1.1.0": a synthetic benchmark
+    bm = load_benchmark()              # "v1.2.0": a synthetic benchmark
     bm.tasks[0].n_gold_error           # gold from the latent-defect model, not from the engine
     bm.golden[0].expected_levels       # frozen engine levels (the golden zero-diff gate)
     bm.substrates["scrna_correct"]     # 12 decisions, all level 3
@@ -12,6 +12,11 @@ Usage::
 Loading checks each file against the manifest's content hash, so an edited file is refused
 rather than silently measured. ``load_benchmark(path)`` reads a folder of the same layout (for
 instance one written by ``generate(out=...)``).
+
+Versions: ``v1.2.0`` holds the same tasks, gold and levels as ``v1.1.0``; only the tasks'
+field ``verdicts`` (each step's status in a review session) is named ``reviews``. A folder
+written in the v1.1.0 layout still loads, with one
+:class:`~rewardkit.errors.RenamedFieldWarning` per file; the next version refuses it.
 """
 
 from __future__ import annotations
@@ -27,7 +32,11 @@ from .schema import BenchmarkTask, GoldenTrajectory, read_golden, read_substrate
 
 __all__ = ["Benchmark", "BenchmarkTask", "Defect", "GoldenTrajectory", "load_benchmark"]
 
-SHIPPED_VERSIONS = ("v1.1.0",)
+SHIPPED_VERSIONS = ("v1.2.0",)
+# Versions no longer shipped, and what replaced them.
+RETIRED_VERSIONS = {
+    "v1.1.0": "v1.2.0 has the same tasks; its field 'verdicts' is now named 'reviews'",
+}
 
 
 @dataclass(frozen=True)
@@ -79,14 +88,19 @@ def _read_defects(path: Path) -> tuple[Defect, ...]:
     return tuple(read_jsonl(path, parse))  # type: ignore[arg-type]
 
 
-def load_benchmark(version: str | Path = "v1.1.0") -> Benchmark:
-    """Load a shipped version (``"v1.1.0"``) or a benchmark folder; hashes are verified."""
+def load_benchmark(version: str | Path = "v1.2.0") -> Benchmark:
+    """Load a shipped version (``"v1.2.0"``) or a benchmark folder; hashes are verified."""
     import json
 
     if isinstance(version, str) and version in SHIPPED_VERSIONS:
         root = _shipped_dir(version)
     elif isinstance(version, Path) or (isinstance(version, str) and Path(version).is_dir()):
         root = Path(version)
+    elif isinstance(version, str) and version in RETIRED_VERSIONS:
+        raise InputError(
+            f"benchmark version {version!r} is no longer shipped ({RETIRED_VERSIONS[version]}); "
+            f"shipped: {', '.join(SHIPPED_VERSIONS)}"
+        )
     else:
         raise InputError(
             f"unknown benchmark version {version!r}; shipped: {', '.join(SHIPPED_VERSIONS)} "

@@ -5,7 +5,7 @@
 
 ``audit`` reads a JSONL file of trajectories (schema in ``bioaudit.schema``; the benchmark's
 task and golden files work too) and prints each decision's level with the rules behind it.
-``generate`` writes the benchmark files and compares their hashes with the shipped v1.1.0:
+``generate`` writes the benchmark files and compares their hashes with the shipped v1.2.0:
 with the default seed it exits 1 unless every file is reproduced byte for byte.
 """
 
@@ -97,7 +97,7 @@ def audit(
 @common_options
 @click.pass_context
 def generate(ctx: click.Context, seed: int | None, as_json: bool | None, out: Path | None) -> None:
-    """Rebuild the synthetic benchmark into --out and compare it with the shipped v1.1.0."""
+    """Rebuild the synthetic benchmark into --out and compare it with the shipped v1.2.0."""
     from .benchmark import load_benchmark
     from .generator import DEFAULT_SEED
     from .generator import generate as _generate

@@ -40,7 +40,7 @@ UNEVALUABLE = -1
 
 @dataclass(frozen=True)
 class Judgment(JsonMixin):
-    """The engine's verdict on one decision: level −1..3, the rules behind it, and why."""
+    """The engine's judgement of one decision: level −1..3, the rules behind it, and why."""
 
     level: int
     rule_ids: tuple[str, ...]

@@ -43,7 +43,7 @@ from .templates import pipeline, substrate
 
 __all__ = ["DEFAULT_SEED", "VERSION", "GeneratorConfig", "generate"]
 
-VERSION = "v1.1.0"
+VERSION = "v1.2.0"
 DEFAULT_SEED = 66  # of seeds 0–79, the closest to seed 000 §7.2 (docs/bioaudit.md)
 FILES = ("tasks.jsonl", "legacy.jsonl", "golden.jsonl", "substrates.jsonl", "defects.jsonl")
 DESCRIPTION = (
@@ -55,7 +55,7 @@ DESCRIPTION = (
 
 @dataclass(frozen=True)
 class GeneratorConfig:
-    """Rates of the latent-defect and annotator models (the shipped values made v1.1.0)."""
+    """Rates of the latent-defect and annotator models (the shipped values made v1.2.0)."""
 
     tasks_per_paradigm: int = 20
     n_legacy: int = 20
@@ -76,14 +76,14 @@ class GeneratorConfig:
     propagation: float = 0.35  # P(a later result is wrong | an earlier defect was)
     annotator_strictness: tuple[float, float] = (0.45, 1.9)  # Beta; scales false errors
     session_every: int = 4  # every 4th task carries a review session
-    verdict_p: tuple[float, float, float, float] = (0.86, 0.06, 0.04, 0.04)  # final/prov/rev/none
+    review_p: tuple[float, float, float, float] = (0.86, 0.06, 0.04, 0.04)  # final/prov/rev/none
 
 
 class GenerationError(RewardkitError):
     """The catalogue and the rule pack disagree: a mutation did not fire exactly its rule."""
 
 
-_VERDICTS = ("final", "provisional", "revoked", None)
+_REVIEWS = ("final", "provisional", "revoked", None)
 
 
 def _by_target(paradigm: str, kind: str) -> dict[str, list[Mutation]]:
@@ -228,9 +228,9 @@ def _gold(
     return counts
 
 
-def _verdicts(n: int, rng: np.random.Generator, cfg: GeneratorConfig, force: bool) -> list:
-    idx = rng.choice(len(_VERDICTS), size=n, p=np.asarray(cfg.verdict_p))
-    out = [_VERDICTS[int(i)] for i in idx]
+def _reviews(n: int, rng: np.random.Generator, cfg: GeneratorConfig, force: bool) -> list:
+    idx = rng.choice(len(_REVIEWS), size=n, p=np.asarray(cfg.review_p))
+    out = [_REVIEWS[int(i)] for i in idx]
     if force:  # the first session shows every mask reason at least once
         for pos, v in zip(rng.choice(n, size=3, replace=False), ("provisional", "revoked", None)):
             out[int(pos)] = v
@@ -249,7 +249,7 @@ def generate(
 ) -> dict[str, bytes]:
     """Build the benchmark files (name -> bytes); with ``out``, also write them there.
 
-    The default seed and config reproduce the shipped ``v1.1.0`` files exactly.
+    The default seed and config reproduce the shipped ``v1.2.0`` files exactly.
     """
     cfg = config or GeneratorConfig()
     as_generator(seed, "generate", "seed")  # validates the seed
@@ -283,9 +283,9 @@ def generate(
                 gap_rate=cfg.gap_rate,
             )
             _verify(engine, traj, labels, gaps, task_id)
-            verdicts = None
+            reviews = None
             if k % cfg.session_every == cfg.session_every - 1:
-                verdicts = _verdicts(len(traj), task_rng, cfg, force=n_sessions == 0)
+                reviews = _reviews(len(traj), task_rng, cfg, force=n_sessions == 0)
                 n_sessions += 1
             g = _gold(labels, traj, gold_rng, cfg)
             tasks.append(
@@ -293,7 +293,7 @@ def generate(
                     "task_id": task_id,
                     "paradigm": p,
                     "decisions": traj,
-                    "verdicts": verdicts,
+                    "reviews": reviews,
                     "n_gold_correct": g["correct"],
                     "n_gold_error": g["error"],
                     "n_gold_edge": g["edge"],
@@ -321,7 +321,7 @@ def generate(
                 "task_id": f"legacy-{k + 1:03d}",
                 "paradigm": p,
                 "decisions": traj,
-                "verdicts": None,
+                "reviews": None,
                 "n_gold_correct": g["correct"],
                 "n_gold_error": g["error"],
                 "n_gold_edge": g["edge"],

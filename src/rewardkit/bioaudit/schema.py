@@ -13,15 +13,21 @@ One JSON object per line (blank lines are skipped). A malformed line raises
 
 - decision: ``{"decision_id": str, "action": str, "params": {...}, "context": {...}}``
 - trajectory: ``{"trajectory_id" or "task_id": str, "paradigm": str?, "decisions": [decision],
-  "verdicts": ["final" | "provisional" | "revoked" | null, ...]?}``; gold counts may ride along.
-- task (benchmark): a trajectory with ``task_id``, ``paradigm``, ``verdicts`` (null = no review
+  "reviews": ["final" | "provisional" | "revoked" | null, ...]?}``; gold counts may ride along.
+  ``reviews`` holds each step's status in a review session (null: the step has no review
+  record); a missing or null ``reviews`` means no review session.
+- task (benchmark): a trajectory with ``task_id``, ``paradigm``, ``reviews`` (null = no review
   session) and ``n_gold_correct``, ``n_gold_error``, ``n_gold_edge`` (ints ≥ 0).
-- levels: ``{"trajectory_id": str, "levels": [int in -1..3], "verdicts": [...]?}``
+- levels: ``{"trajectory_id": str, "levels": [int in -1..3], "reviews": [...]?}``
 - gold: ``{"task_id": str, "n_gold_correct": int, "n_gold_error": int, "n_gold_edge": int}``
 - golden: ``{"trajectory_id", "paradigm", "decisions", "expected_levels": [int in -1..3]}``
 - substrate: ``{"name": str, "paradigm": str, "decisions": [decision]}``
 
 Ids must be unique within a file. docs/bioaudit.md has the full description with examples.
+
+Files written before benchmark v1.2.0 name ``reviews`` ``verdicts``: they are still read, with
+one :class:`~rewardkit.errors.RenamedFieldWarning` per file naming the file and line; the next
+version refuses the old name.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from .._io import read_jsonl, require_field
+from .._io import read_jsonl, renamed_field, require_field
 from .._json import JsonMixin
 from ..errors import InputError
 
@@ -48,28 +54,28 @@ __all__ = [
     "read_trajectories",
 ]
 
-VERDICTS = ("final", "provisional", "revoked")
+REVIEWS = ("final", "provisional", "revoked")
 _GOLD = ("n_gold_correct", "n_gold_error", "n_gold_edge")
 
 
 @dataclass(frozen=True)
 class Trajectory(JsonMixin):
-    """A user trajectory to audit; ``verdicts`` None means no review session."""
+    """A user trajectory to audit; ``reviews`` None means no review session."""
 
     trajectory_id: str
     paradigm: str | None
     decisions: tuple[dict[str, Any], ...]
-    verdicts: tuple[str | None, ...] | None = None
+    reviews: tuple[str | None, ...] | None = None
 
 
 @dataclass(frozen=True)
 class BenchmarkTask(JsonMixin):
-    """One task: its decisions, review verdicts (None = no session) and gold counts."""
+    """One task: its decisions, step reviews (None = no review session) and gold counts."""
 
     task_id: str
     paradigm: str
     decisions: tuple[dict[str, Any], ...]
-    verdicts: tuple[str | None, ...] | None
+    reviews: tuple[str | None, ...] | None
     n_gold_correct: int
     n_gold_error: int
     n_gold_edge: int
@@ -93,11 +99,11 @@ class GoldenTrajectory(JsonMixin):
 
 @dataclass(frozen=True)
 class LevelRecord(JsonMixin):
-    """Levels from any judge for one trajectory, with optional review verdicts."""
+    """Levels from any judge for one trajectory, with optional step reviews."""
 
     trajectory_id: str
     levels: tuple[int, ...]
-    verdicts: tuple[str | None, ...] | None = None
+    reviews: tuple[str | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -153,10 +159,10 @@ def _decisions(obj: dict[str, Any], path: str, line: int) -> tuple[dict[str, Any
     return tuple(raw)
 
 
-def _verdicts(obj: dict[str, Any], n: int, path: str, line: int) -> tuple[str | None, ...] | None:
+def _reviews(obj: dict[str, Any], n: int, path: str, line: int) -> tuple[str | None, ...] | None:
     raw = require_field(
         obj,
-        "verdicts",
+        "reviews",
         list,
         path,
         line,
@@ -167,15 +173,15 @@ def _verdicts(obj: dict[str, Any], n: int, path: str, line: int) -> tuple[str | 
         return None
     if len(raw) != n:
         raise _fail(
-            f"has {len(raw)} entries for {n} steps; give one per step", path, line, "verdicts"
+            f"has {len(raw)} entries for {n} steps; give one per step", path, line, "reviews"
         )
     for i, v in enumerate(raw):
-        if v is not None and v not in VERDICTS:
+        if v is not None and v not in REVIEWS:
             raise _fail(
                 f"expected final, provisional, revoked or null; got {v!r:.40}",
                 path,
                 line,
-                f"verdicts[{i}]",
+                f"reviews[{i}]",
             )
     return tuple(raw)
 
@@ -204,24 +210,26 @@ def _once(seen: dict[str, int], key: str, path: str, line: int, field: str) -> s
 def read_trajectories(path: str | Path) -> list[Trajectory]:
     """Trajectories to audit (the benchmark's task and golden files are accepted too)."""
     seen: dict[str, int] = {}
+    warned: set[str] = set()
     allowed = {
         "trajectory_id",
         "task_id",
         "paradigm",
         "decisions",
-        "verdicts",
+        "reviews",
         "expected_levels",
         *_GOLD,
     }
 
     def parse(obj: dict[str, Any], p: str, line: int) -> Trajectory:
+        obj = renamed_field(obj, "verdicts", "reviews", p, line, warned=warned)
         _keys(obj, allowed, p, line)
         key = "trajectory_id" if "trajectory_id" in obj or "task_id" not in obj else "task_id"
         tid = require_field(obj, key, str, p, line, accepted="a string id")
         _once(seen, tid, p, line, key)
         paradigm = require_field(obj, "paradigm", str, p, line, optional=True, accepted="a string")
         decisions = _decisions(obj, p, line)
-        return Trajectory(tid, paradigm, decisions, _verdicts(obj, len(decisions), p, line))
+        return Trajectory(tid, paradigm, decisions, _reviews(obj, len(decisions), p, line))
 
     return cast(list[Trajectory], read_jsonl(path, parse))
 
@@ -229,9 +237,11 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
 def read_tasks(path: str | Path) -> list[BenchmarkTask]:
     """Benchmark tasks: a trajectory with ``task_id``, ``paradigm`` and gold counts."""
     seen: dict[str, int] = {}
-    allowed = {"task_id", "paradigm", "decisions", "verdicts", *_GOLD}
+    warned: set[str] = set()
+    allowed = {"task_id", "paradigm", "decisions", "reviews", *_GOLD}
 
     def parse(obj: dict[str, Any], p: str, line: int) -> BenchmarkTask:
+        obj = renamed_field(obj, "verdicts", "reviews", p, line, warned=warned)
         _keys(obj, allowed, p, line)
         tid = _once(
             seen,
@@ -242,9 +252,9 @@ def read_tasks(path: str | Path) -> list[BenchmarkTask]:
         )
         paradigm = require_field(obj, "paradigm", str, p, line, accepted="a paradigm name")
         decisions = _decisions(obj, p, line)
-        verdicts = _verdicts(obj, len(decisions), p, line)
+        reviews = _reviews(obj, len(decisions), p, line)
         c, e, g = (_count(obj, k, p, line) for k in _GOLD)
-        return BenchmarkTask(tid, paradigm, decisions, verdicts, c, e, g)
+        return BenchmarkTask(tid, paradigm, decisions, reviews, c, e, g)
 
     return cast(list[BenchmarkTask], read_jsonl(path, parse))
 
@@ -286,14 +296,16 @@ def read_substrates(path: str | Path) -> dict[str, tuple[dict[str, Any], ...]]:
 def read_levels(path: str | Path) -> list[LevelRecord]:
     """Per-trajectory levels from your own judge (PRM, LLM judge, people)."""
     seen: dict[str, int] = {}
+    warned: set[str] = set()
 
     def parse(obj: dict[str, Any], p: str, line: int) -> LevelRecord:
-        _keys(obj, {"trajectory_id", "levels", "verdicts"}, p, line)
+        obj = renamed_field(obj, "verdicts", "reviews", p, line, warned=warned)
+        _keys(obj, {"trajectory_id", "levels", "reviews"}, p, line)
         tid = require_field(obj, "trajectory_id", str, p, line, accepted="a string id")
         _once(seen, tid, p, line, "trajectory_id")
         raw = require_field(obj, "levels", list, p, line, accepted="a list of ints in -1..3")
         levels = _levels(raw, "levels", p, line)
-        return LevelRecord(tid, levels, _verdicts(obj, len(levels), p, line))
+        return LevelRecord(tid, levels, _reviews(obj, len(levels), p, line))
 
     return cast(list[LevelRecord], read_jsonl(path, parse))
 

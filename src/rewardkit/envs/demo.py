@@ -171,7 +171,7 @@ def _figures(
             rows,
             title=f"Adversarial library: {matched}/{len(cases)} cases get exactly their "
             "expected outcome",
-            verdict_col=4,
+            pass_fail_col=4,
             col_widths=(0.26, 0.08, 0.12, 0.46, 0.08),
             width_in=10.0,
             row_in=0.22,

@@ -252,8 +252,8 @@ class TRLReward:
             out[f"{p}/{c.name}"] = _mean(present)
             out[f"{p}/{c.name}/frac_none"] = (n - len(present)) / n if n else math.nan
         for g in self.stack.gates:
-            verdicts = [r.gates[g.name] for r in results if r.gates.get(g.name) is not None]
-            out[f"{p}/gate/{g.name}"] = _mean([float(v) for v in verdicts if v is not None])
+            passed = [r.gates[g.name] for r in results if r.gates.get(g.name) is not None]
+            out[f"{p}/gate/{g.name}"] = _mean([float(v) for v in passed if v is not None])
         out[f"{p}/frac_hard_failed"] = _mean([float(r.hard_failed) for r in results])
         out[f"{p}/frac_unscorable"] = _mean([float(r.total is None) for r in results])
         out[f"{p}/frac_errors"] = _mean([float(bool(r.errors)) for r in results])
@@ -367,7 +367,7 @@ def levels_reward_func(
     """A TRL reward from step judgments in a dataset column, scored with ``score_trajectory``.
 
     Each row of ``column`` holds the judged steps of the completion (ints, ``{"level",
-    "verdict"}`` dicts or :class:`~rewardkit.levels.Step`); see :func:`levels_stack`. A fully
+    "review"}`` dicts or :class:`~rewardkit.levels.Step`); see :func:`levels_stack`. A fully
     masked trajectory gives ``None``, never 0.
     """
     stack = levels_stack(

@@ -15,7 +15,7 @@ the reference interleaved across the families, and samples of the initial coder 
 and never updated (the ruler that does not move). Its labels y come from the GT tests.
 
 D_s (seed 003, FROST step 2) = the share of P0 members with y < 1 that at least one selected
-test rejects, overall and per family; ``undisputed_only`` counts only members whose GT verdict
+test rejects, overall and per family; ``undisputed_only`` counts only members whose GT label
 is not disputed (``Probe.disputed``: GT passes them but held-out inputs do not, or a user's own
 mark). The per-test d_j is the share of those members test j alone rejects.
 """
