@@ -10,9 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewardkit.envs import Env, make
+from rewardkit.envs import Env, make, toolenv
 from rewardkit.envs import core as core_mod
-from rewardkit.envs.fhir import env as env_mod
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +184,7 @@ def test_observations_are_copies(env):
 
 
 def test_without_the_copies_an_edit_reaches_the_world(monkeypatch):
-    monkeypatch.setattr(env_mod, "_copy", lambda obj: obj)
+    monkeypatch.setattr(toolenv, "copy_observation", lambda obj: obj)
     env = make("fhir/anc-threshold-v1")
     env.reset(seed=0, options={"trap": "none", "variant": 3})
     sp, _so, _ans = env.reference_actions()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.envs.fhir.tools import MANIFEST, ToolRunner, validate_args
+from rewardkit.envs import make
+from rewardkit.envs.fhir.tools import MANIFEST, ToolRunner
 from rewardkit.envs.fhir.world import build_world
+from rewardkit.envs.manifest import validate_args
+from rewardkit.envs.sql import tools as sql_tools
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +52,23 @@ def test_manifest_has_costs_schemas_and_unauthorised_writes():
 )
 def test_schema_errors(args, match):
     assert match in validate_args(MANIFEST.get("search_observations"), args)
+
+
+def test_sql_tools_share_the_schema_check_and_its_messages():
+    """One argument check for every tool family: the SQL tools give the FHIR tools' wording;
+    their strings may be empty (a query's text is checked by the engine) and a query is at
+    most ``QUERY_MAX_CHARS`` characters."""
+    check, spec = sql_tools.validate_args, sql_tools.MANIFEST.get
+    assert check(spec("list_tables"), {"x": 1}) == "list_tables has no argument 'x'; accepted: []"
+    assert check(spec("query"), {}) == "query needs the argument 'sql'"
+    assert check(spec("query"), {"sql": 5}) == "argument 'sql' of query must be a string; got 5"
+    assert check(spec("query"), {"sql": ""}) is None
+    long = "SELECT 1" + " " * sql_tools.QUERY_MAX_CHARS
+    assert check(spec("query"), {"sql": long}) == "query: 'sql' is longer than 4000 characters"
+    env = make("sql/revenue-v1")
+    env.reset(seed=0)
+    obs = env.step({"tool": "describe_table", "args": {"table": "orders"}})[0]
+    assert obs == {"error": "describe_table has no argument 'table'; accepted: ['name']"}
 
 
 def test_paging_default_ten_with_next_links(world, page2):

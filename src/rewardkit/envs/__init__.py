@@ -11,7 +11,10 @@ Usage::
     check_env(env).passed                     # seeding, replay, no verifier leaks
 
 Modules: ``core`` (Env, Verdict, snapshots), ``actions`` (strict action parser),
-``registry`` (versioned ids), ``conformance`` (check_env), ``fhir`` (the synthetic FHIR world),
+``registry`` (versioned ids), ``conformance`` (check_env), ``toolenv`` (ToolEnv: what the
+tool-calling families share), ``manifest`` (ToolManifest, argument checks), ``stacks`` (a
+family's hidden verifier from its parts), ``golden`` (golden sets), ``fhir`` (the synthetic
+FHIR world), ``sql`` (the retail database),
 ``lab`` (``rewardkit lab rlvr``), ``library`` / ``cases`` / ``fuzz`` / ``policies`` (``rewardkit
 redteam``), ``sweep`` (``rewardkit sweep``).
 """

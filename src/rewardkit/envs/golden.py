@@ -1,7 +1,12 @@
 """Golden sets of an environment family: replayable episodes with the verdicts the verifier gave.
 
-Each family keeps its own episodes and file (``rewardkit.envs.<family>.golden``) and calls these
-to build, read and replay them. A changed verdict shows up in :func:`diff_records` first and means
+Each family keeps its own episodes and file (``rewardkit.envs.<family>.golden``) in a
+:class:`GoldenSet`, which builds, reads and replays them::
+
+    GOLDEN = GoldenSet(Path("data/golden-v1.jsonl"), episodes, "my-verifier-1.0.0")
+    GOLDEN.diff()                      # [] while the verifier is unchanged
+    GOLDEN.main(["--write"])           # rewrite the file after a deliberate verifier change
+ A changed verdict shows up in :func:`diff_records` first and means
 a new verifier version (the lineage then changes, so old snapshots refuse to replay instead of
 silently scoring differently).
 """
@@ -10,12 +15,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._json import canonical_json, write_atomic
 from ..errors import EnvError
 from .core import Env
+
+__all__ = [
+    "GoldenSet",
+    "compute_records",
+    "diff_records",
+    "golden_main",
+    "load_records",
+    "play_actions",
+]
 
 
 def compute_records(episodes: Iterable[tuple[str, Env]]) -> list[dict[str, Any]]:
@@ -68,3 +83,35 @@ def golden_main(
         print(f"{name}: {d}")
     print(f"{len(diffs)} verdict differences against {path.name}")
     return 1 if diffs else 0
+
+
+def play_actions(env: Env, actions: Iterable[Any]) -> Env:
+    """Step ``env`` through ``actions`` until the episode ends; returns ``env``."""
+    for action in actions:
+        if env.step(action)[2]:
+            break
+    return env
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    """One family's golden set: its file, the episodes it records and the verifier version."""
+
+    path: Path
+    episodes: Callable[[], list[tuple[str, Env]]]
+    version: str
+
+    def compute(self) -> list[dict[str, Any]]:
+        """Records {"name", "snapshot", "verdict"} from the current code."""
+        return compute_records(self.episodes())
+
+    def load(self, path: Path | None = None) -> list[dict[str, Any]]:
+        return load_records(self.path if path is None else path)
+
+    def diff(self, path: Path | None = None) -> list[tuple[str, str]]:
+        """Replay every golden snapshot; (name, difference) for each verdict that changed."""
+        return diff_records(self.path if path is None else path)
+
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        """``python -m rewardkit.envs.<family>.golden [--write]``."""
+        return golden_main(argv, path=self.path, compute=self.compute, version=self.version)

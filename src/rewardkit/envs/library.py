@@ -19,12 +19,14 @@ Users add their own cases as JSONL (``load_cases``; schema in docs/envs.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._frozen import thaw
 from .._io import read_jsonl, require_field
-from .._json import JsonMixin
+from .._json import JsonMixin, canonical_json, write_atomic
 from ..errors import InputError
 from .core import Verdict
 from .registry import make
@@ -34,6 +36,7 @@ __all__ = [
     "AdversarialCase",
     "CaseOutcome",
     "build_library",
+    "library_file_main",
     "load_cases",
     "run_case",
 ]
@@ -192,3 +195,20 @@ def _parse_case(obj: dict[str, Any], path: str, line: int) -> AdversarialCase:
 def load_cases(path: str) -> list[AdversarialCase]:
     """User cases from JSONL (one case per line; see docs/envs.md)."""
     return read_jsonl(path, _parse_case)  # type: ignore[return-value]
+
+
+def library_file_main(argv: Sequence[str] | None, *, path: Path, cases: Sequence[Any]) -> int:
+    """``python -m rewardkit.envs.<family>.<cases module> [--write]``: compare the generated
+    ``cases`` with the shipped file (exit 1 when they differ), or rewrite the file."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    lines = [canonical_json(c) for c in cases]
+    text = "\n".join(lines) + "\n"
+    if args == ["--write"]:
+        write_atomic(path, text)
+        print(f"wrote {len(lines)} cases to {path}")
+        return 0
+    same = path.exists() and path.read_text(encoding="utf-8") == text
+    print(f"{len(lines)} cases; {'identical to' if same else 'different from'} {path.name}")
+    return 0 if same else 1

@@ -20,7 +20,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..._json import canonical_json, write_atomic
 from ..registry import make
 from . import ENV_IDS
 from .world import TRAPS
@@ -483,18 +482,9 @@ def generate(*, phi: bool = True) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import sys
+    from ..library import library_file_main
 
-    args = sys.argv[1:] if argv is None else argv
-    lines = [canonical_json(c) for c in generate()]
-    text = "\n".join(lines) + "\n"
-    if args == ["--write"]:
-        write_atomic(LIBRARY_PATH, text)
-        print(f"wrote {len(lines)} cases to {LIBRARY_PATH}")
-        return 0
-    same = LIBRARY_PATH.exists() and LIBRARY_PATH.read_text(encoding="utf-8") == text
-    print(f"{len(lines)} cases; {'identical to' if same else 'DIFFERENT from'} {LIBRARY_PATH.name}")
-    return 0 if same else 1
+    return library_file_main(argv, path=LIBRARY_PATH, cases=generate())
 
 
 if __name__ == "__main__":

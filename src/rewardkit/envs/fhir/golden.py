@@ -18,16 +18,15 @@ scoring differently).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..._frozen import thaw
 from ..core import Env
-from ..golden import compute_records, diff_records, golden_main, load_records
+from ..golden import GoldenSet, play_actions
 from .tasks import VERIFIER_VERSION
 
-__all__ = ["GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
+__all__ = ["GOLDEN", "GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
 
 GOLDEN_PATH = Path(__file__).with_name("data") / "golden-v1.jsonl"
 
@@ -44,7 +43,7 @@ def _episodes() -> list[tuple[str, Env]]:
     for name, traj in lab.trajectories.items():
         env = make(lab.env_id)
         env.reset(seed=lab.seed, options=thaw(lab.options))
-        _play(env, thaw(traj.actions))
+        play_actions(env, thaw(traj.actions))
         out.append((f"lab/{name}", env))
     seen: set[tuple[str, str]] = set()
     for case in build_library():  # one case of each kind and family (the library has 1,000+)
@@ -53,7 +52,7 @@ def _episodes() -> list[tuple[str, Env]]:
         seen.add((case.kind, case.env_id))
         env = make(case.env_id)
         env.reset(seed=case.seed, options=thaw(case.options))
-        _play(env, thaw(case.actions))
+        play_actions(env, thaw(case.actions))
         out.append((f"library/{case.name}", env))
     # Fuzzing episodes: a spread of policies, families and traps. The first five policies
     # keep their episodes from verifier 1.0.0 (so verdicts compare across versions); later
@@ -71,29 +70,11 @@ def _episodes() -> list[tuple[str, Env]]:
     return out
 
 
-def _play(env: Env, actions: Any) -> None:
-    for a in actions:
-        if env.step(a)[2]:
-            break
-
-
-def compute_golden() -> list[dict[str, Any]]:
-    """Records {"name", "snapshot", "verdict"} from the current code."""
-    return compute_records(_episodes())
-
-
-def load_golden(path: Path = GOLDEN_PATH) -> list[dict[str, Any]]:
-    return load_records(path)
-
-
-def diff_golden(path: Path = GOLDEN_PATH) -> list[tuple[str, str]]:
-    """Replay every golden snapshot; (name, difference) for each verdict that changed."""
-    return diff_records(path)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return golden_main(argv, path=GOLDEN_PATH, compute=compute_golden, version=VERIFIER_VERSION)
-
+GOLDEN = GoldenSet(GOLDEN_PATH, _episodes, VERIFIER_VERSION)
+compute_golden = GOLDEN.compute
+load_golden = GOLDEN.load
+diff_golden = GOLDEN.diff
+main = GOLDEN.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

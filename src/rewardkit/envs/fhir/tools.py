@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from ..._json import JsonMixin, content_hash
+from ..._json import JsonMixin
+from ..manifest import ToolManifest, ToolSpec
 from .world import World
 
-__all__ = ["MANIFEST", "LedgerEntry", "ToolManifest", "ToolRunner", "ToolSpec", "validate_args"]
+__all__ = ["MANIFEST", "FhirToolSpec", "LedgerEntry", "ToolRunner"]
 
 MAX_COUNT = 50
 DEFAULT_COUNT = 10
@@ -36,34 +37,12 @@ _NAME = re.compile(rf"\s*{_WORD}(?:\s+{_WORD})*\s*")
 
 
 @dataclass(frozen=True)
-class ToolSpec(JsonMixin):
-    """One tool: argument schema (name → {"type", "required", "enum"?}), cost per call."""
+class FhirToolSpec(ToolSpec):
+    """A FHIR tool: a :class:`~rewardkit.envs.manifest.ToolSpec` that may write, and may be
+    listed without being authorised for the task."""
 
-    name: str
-    description: str
-    args: Mapping[str, Mapping[str, Any]]
-    cost: float
     writes: bool = False
     authorized: bool = True
-
-
-@dataclass(frozen=True)
-class ToolManifest(JsonMixin):
-    """The versioned set of tools an environment offers; its hash enters the task lineage."""
-
-    version: str
-    tools: tuple[ToolSpec, ...]
-
-    def get(self, name: str) -> ToolSpec | None:
-        return next((t for t in self.tools if t.name == name), None)
-
-    @property
-    def hash(self) -> str:
-        h = self.__dict__.get("_hash")
-        if h is None:  # computed once: the manifest is frozen
-            h = content_hash(self.to_dict())
-            object.__setattr__(self, "_hash", h)
-        return h
 
 
 _S: dict[str, Any] = {"type": "string"}
@@ -75,7 +54,7 @@ _PAGE: dict[str, dict[str, Any]] = {
 MANIFEST = ToolManifest(
     version="fhir-tools-1.1.0",
     tools=(
-        ToolSpec(
+        FhirToolSpec(
             "search_patients",
             "Find patients by name (all words must match; whole words of letters, no "
             "wildcards or blanks), birthdate (YYYY-MM-DD) or MRN identifier. Returns a "
@@ -83,8 +62,8 @@ MANIFEST = ToolManifest(
             {"name": _S, "birthdate": _S, "identifier": _S, **_PAGE},
             1.0,
         ),
-        ToolSpec("get_patient", "Read one Patient by id.", {"id": _SR}, 0.5),
-        ToolSpec(
+        FhirToolSpec("get_patient", "Read one Patient by id.", {"id": _SR}, 0.5),
+        FhirToolSpec(
             "search_observations",
             "Search one patient's Observations by LOINC code, "
             "date range (inclusive, YYYY-MM-DD) and status (comma list). Sorted by date "
@@ -101,8 +80,8 @@ MANIFEST = ToolManifest(
             },
             1.0,
         ),
-        ToolSpec("get_observation", "Read one Observation by id.", {"id": _SR}, 0.5),
-        ToolSpec(
+        FhirToolSpec("get_observation", "Read one Observation by id.", {"id": _SR}, 0.5),
+        FhirToolSpec(
             "update_observation",
             "Change an Observation's value or status.",
             {"id": _SR, "value": {"type": "number"}, "unit": _S, "status": _S},
@@ -110,7 +89,7 @@ MANIFEST = ToolManifest(
             writes=True,
             authorized=False,
         ),
-        ToolSpec(
+        FhirToolSpec(
             "create_order",
             "Place a lab order for a patient.",
             {"patient": _SR, "code": _SR, "note": _S},
@@ -131,34 +110,6 @@ def _patient_index(world: World) -> tuple[tuple[str, frozenset[str], str, str], 
         words = frozenset(w.lower() for w in [*p["name"][0]["given"], p["name"][0]["family"]])
         out.append((pid, words, p["birthDate"], p["identifier"][0]["value"]))
     return tuple(out)
-
-
-def validate_args(spec: ToolSpec, args: Any) -> str | None:
-    """None when ``args`` fit the tool's schema, else what is wrong (for the error observation)."""
-    if not isinstance(args, dict):
-        return f"'args' of {spec.name} must be an object; got {type(args).__name__}"
-    unknown = sorted(set(args) - set(spec.args))
-    if unknown:
-        return f"{spec.name} has no argument {unknown[0]!r}; accepted: {sorted(spec.args)}"
-    for name, schema in spec.args.items():
-        if name not in args:
-            if schema.get("required"):
-                return f"{spec.name} needs the argument {name!r}"
-            continue
-        v, kind = args[name], schema["type"]
-        ok = (
-            (kind == "string" and isinstance(v, str) and 0 < len(v) <= 200)
-            or (kind == "integer" and isinstance(v, int) and not isinstance(v, bool))
-            or (kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool))
-        )
-        if not ok:
-            return f"argument {name!r} of {spec.name} must be a non-empty {kind}; got {v!r}"
-        if "enum" in schema and v not in schema["enum"]:
-            return f"argument {name!r} of {spec.name} must be one of {schema['enum']}; got {v!r}"
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            return f"argument {name!r} of {spec.name} must be in [{lo}, {hi}]; got {v!r}"
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +150,7 @@ class ToolRunner:
         spec = self.manifest.get(name)
         assert spec is not None
         query = tuple(sorted((k, str(v)) for k, v in args.items()))
-        if spec.writes and not spec.authorized:
+        if isinstance(spec, FhirToolSpec) and spec.writes and not spec.authorized:
             scope = args.get("patient") if name == "create_order" else None
             return _outcome(
                 403, "forbidden", f"{name} is not authorised for this task"

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from ...stack import Component, Gate, GateOutcome, RewardStack
+from ...stack import Component, GateOutcome, RewardStack
+from ..stacks import VerifierParts
 from .phi import PhiIndex, phi_index, phi_leak
 from .tasks import VERIFIER_VERSION, TaskPackage, Truth
 from .tools import LedgerEntry
@@ -272,6 +273,8 @@ RANGES: dict[str, tuple[float, float]] = {  # declared value ranges (the orderin
     "cost": (0.0, 1.0),
 }
 
+PARTS = VerifierParts(SAFETY_GATES, COMPONENTS, DEFAULT_WEIGHTS, RANGES)
+
 
 def build_stack(
     weights: dict[str, float] | None = None,
@@ -281,25 +284,8 @@ def build_stack(
     ordering: Literal["strict", "unchecked"] = "strict",
 ) -> RewardStack:
     """The hidden verifier with ``DEFAULT_WEIGHTS`` updated by ``weights``."""
-    w = {**DEFAULT_WEIGHTS, **(weights or {})}
-    unknown = sorted(set(w) - set(COMPONENTS))
-    if unknown:
-        from ...errors import ConfigError
-
-        raise ConfigError(
-            f"The 'weights' parameter of build_stack must name components in "
-            f"{sorted(COMPONENTS)}. Got {unknown[0]!r}."
-        )
-    return RewardStack(
-        gates=[Gate(g.__name__, g) for g in SAFETY_GATES],
-        components=[
-            Component(name, fn, weight=w[name], range=RANGES[name])
-            for name, fn in COMPONENTS.items()
-        ],
-        fail_value=fail_value,  # "below": under every safe total, so a hard failure ranks last
-        version=version,
-        ordering=ordering,
-    )
+    # fail value "below": under every safe total, so a hard failure ranks last
+    return PARTS.stack(weights, fail_value=fail_value, version=version, ordering=ordering)
 
 
 V1_WEIGHTS = {**DEFAULT_WEIGHTS, "task": 1.0}  # 1.1.0's weights: correctness did not dominate

@@ -19,12 +19,10 @@ on task variant 0 of each family, with the world of seed 0.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from ..._json import canonical_json, write_atomic
-from ..library import AdversarialCase
+from ..library import AdversarialCase, library_file_main
 from ..registry import make
 from .attacks import (
     ATTACH,
@@ -409,16 +407,7 @@ def load_sql_library(path: Path = LIBRARY_PATH) -> list[AdversarialCase]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    lines = [canonical_json(c.to_dict()) for c in build_sql_library()]
-    text = "\n".join(lines) + "\n"
-    if args == ["--write"]:
-        write_atomic(LIBRARY_PATH, text)
-        print(f"wrote {len(lines)} cases to {LIBRARY_PATH}")
-        return 0
-    same = LIBRARY_PATH.exists() and LIBRARY_PATH.read_text(encoding="utf-8") == text
-    print(f"{len(lines)} cases; {LIBRARY_PATH.name} {'matches' if same else 'differs'}")
-    return 0 if same else 1
+    return library_file_main(argv, path=LIBRARY_PATH, cases=build_sql_library())
 
 
 if __name__ == "__main__":

@@ -20,15 +20,14 @@ Usage::
 from __future__ import annotations
 
 import copy
-import json
 import sqlite3
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from ...errors import ConfigError
-from ..core import Env, Verdict
+from ..actions import ParsedAction
+from ..manifest import ToolSpec
+from ..toolenv import ToolEnv
 from .actions import parse_sql_action
 from .engine import ReadOnlySession
 from .heldout import HeldoutJudge, HeldoutJudgment
@@ -38,8 +37,6 @@ from .verifier import SqlEpisode, build_stack
 from .world import FAMILY_TRAPS, World, build_world
 
 __all__ = ["SqlEnv"]
-
-_OPTIONS = ("trap", "variant")
 
 
 @lru_cache(maxsize=4)
@@ -55,17 +52,13 @@ def _counts(world: World) -> dict[str, int]:
         con.close()
 
 
-def _copy(obj: Any) -> Any:
-    """A deep copy of a JSON-shaped observation (dicts, lists, scalars)."""
-    if isinstance(obj, dict):
-        return {k: _copy(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_copy(v) for v in obj]
-    return obj
-
-
-class SqlEnv(Env):
+class SqlEnv(ToolEnv):
     """A seeded SQL analytics task environment; see the module docstring."""
+
+    manifest = MANIFEST
+    cost_digits = 6  # a query's cost is 1 + VM steps / 1e6: sums are rounded to 6 decimals
+    cost_floor = True  # a query costs at least its manifest cost
+    task: SqlTask | None
 
     def __init__(
         self,
@@ -79,37 +72,24 @@ class SqlEnv(Env):
         variants: int = 6,
         verifier: Any = None,
     ) -> None:
-        if family not in FAMILIES:
-            raise ConfigError(
-                f"The 'family' parameter of SqlEnv must be one of {list(FAMILIES)}. Got {family!r}."
-            )
+        stack = verifier if verifier is not None else build_stack()
         super().__init__(
+            family,
+            FAMILIES,
+            env_id,
+            stack,
             world_seed=world_seed,
             budget=budget,
             max_steps=max_steps,
             max_rows=max_rows,
             variants=variants,
         )
-        self.env_id = env_id
-        self.family = family
         self.traps = FAMILY_TRAPS[family]
         self.world = build_world(world_seed, variants=variants)
-        self.variants = variants
-        self.budget = float(budget)
-        self.max_steps = max_steps
         self.max_rows = max_rows
-        self.stack = verifier if verifier is not None else build_stack()
-        self._weights = {c.name: c.weight for c in self.stack.components}
         self.session = ReadOnlySession(self.world.uri, max_rows=max_rows)
         self._runner = SqlToolRunner(self.session, _counts(self.world))
         self._judge: HeldoutJudge | None = None
-        self._rng = np.random.default_rng(world_seed)
-        self._public_tools = [
-            {"name": t.name, "description": t.description, "args": dict(t.args), "cost": t.cost}
-            for t in MANIFEST.tools
-        ]
-        self.task: SqlTask | None = None
-        self._tasks: dict[tuple[str, int], tuple[SqlTask, Any, list[Any]]] = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SqlEnv:
         """A fresh environment with the same settings, verifier and generator state (its
@@ -119,140 +99,43 @@ class SqlEnv(Env):
         twin._rng = copy.deepcopy(self._rng, memo)
         return twin
 
-    # --- contract hooks -----------------------------------------------------------------------
-    def _reset(self, seed: int | None, options: dict[str, Any]):
-        unknown = sorted(set(options) - set(_OPTIONS))
-        if unknown:
-            raise ConfigError(
-                f"The 'options' of {self.env_id}.reset accept {list(_OPTIONS)}. Got {unknown[0]!r}."
-            )
-        if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-                raise ConfigError(
-                    f"The 'seed' parameter of {self.env_id}.reset must be a "
-                    f"non-negative int or None. Got {seed!r}."
-                )
-        else:
-            seed = int(self._rng.integers(0, 2**31))
-        self._rng = np.random.default_rng(seed)
-        trap = options.get("trap", self.traps[int(self._rng.integers(len(self.traps)))])
-        variant = options.get("variant", int(self._rng.integers(self.variants)))
-        if trap not in self.traps:
-            raise ConfigError(
-                f"The 'trap' option of {self.env_id}.reset must be one of "
-                f"{list(self.traps)}. Got {trap!r}."
-            )
-        if (
-            isinstance(variant, bool)
-            or not isinstance(variant, int)
-            or not 0 <= variant < self.variants
-        ):
-            raise ConfigError(
-                f"The 'variant' option of {self.env_id}.reset must be an int in "
-                f"[0, {self.variants - 1}]. Got {variant!r}."
-            )
-        key = (trap, variant)
-        if key not in self._tasks:
-            task = make_task(
-                self.world,
-                self.family,
-                trap=trap,
-                variant=variant,
-                env_id=self.env_id,
-                budget=self.budget,
-                max_steps=self.max_steps,
-                max_rows=self.max_rows,
-            )
-            truth = self.world.scenarios[(self.family, trap, variant)].truth
-            self._tasks[key] = (task, truth, self._reference(task))
-        self.task, self._truth, self._ref = self._tasks[key]
-        self._ledger: list[LedgerEntry] = []
-        self._observations: list[dict[str, Any]] = []
-        self._answer: dict[str, Any] | None = None
-        self._format_errors = 0
-        self._spent = 0.0
-        self._n_steps = 0
-        self._queries = 0
-        self._terminated = self._truncated = False
-        obs = {
-            "prompt": self.task.prompt,
-            "tools": self.tools(),
-            "budget": self.budget,
-            "max_steps": self.max_steps,
-            "max_rows": self.max_rows,
-        }
-        info = {"task_id": self.task.task_id, "lineage": self.task.lineage, "step": 0}
-        return obs, info, {"seed": seed, "options": {"trap": trap, "variant": variant}}
+    # --- the family's hooks (rewardkit.envs.toolenv) ------------------------------------------
+    def _parse(self, action: Any) -> ParsedAction:
+        return parse_sql_action(action)
 
-    def _step(self, action: Any):
-        self._n_steps += 1
-        step = self._n_steps
-        parsed = parse_sql_action(action)
-        obs: dict[str, Any]
-        if parsed.kind == "answer":
-            self._answer = parsed.answer
-            self._terminated = True
-            obs = {"final": "answer recorded"}
-        elif parsed.kind == "invalid":
-            obs = self._invalid(step, None, parsed.error or "malformed action")
-        else:
-            assert parsed.tool is not None and parsed.args is not None
-            spec = MANIFEST.get(parsed.tool)
-            problem = (
-                f"unknown tool {parsed.tool!r}; the manifest has {[t.name for t in MANIFEST.tools]}"
-                if spec is None
-                else validate_args(spec, parsed.args)
-            )
-            if problem is not None or spec is None:
-                obs = self._invalid(step, parsed.tool, problem or "")
-            elif self._spent + spec.cost > self.budget + 1e-12:
-                self._ledger.append(LedgerEntry(step, spec.name, "over_budget"))
-                obs = {
-                    "error": f"budget exhausted: {spec.name} costs at least {spec.cost:g}, "
-                    f"{self.budget - self._spent:g} left"
-                }
-                self._truncated = True
-            else:
-                if spec.name == "query":
-                    self._queries += 1
-                obs, entry = self._runner.call(step, spec.name, parsed.args, self._queries)
-                self._ledger.append(entry)
-                self._spent += entry.cost
-        self._observations.append(obs)
-        if not self._terminated and self._n_steps >= self.max_steps:
-            self._truncated = True
-        info = {
-            "step": step,
-            "cost_spent": round(self._spent, 6),
-            "budget_left": round(self.budget - self._spent, 6),
-            "steps_left": self.max_steps - step,
-        }
-        return _copy(obs), self._terminated, self._truncated, info  # the agent gets a copy
+    def _validate(self, spec: ToolSpec, args: Any) -> str | None:
+        return validate_args(spec, args)
 
-    def _invalid(self, step: int, tool: str | None, reason: str) -> dict[str, Any]:
-        self._format_errors += 1
-        self._ledger.append(LedgerEntry(step, tool, "invalid", note=reason))
-        return {"error": reason}
+    def _call(self, step: int, spec: ToolSpec, args: Any) -> tuple[dict[str, Any], LedgerEntry]:
+        if spec.name == "query":
+            self._queries += 1
+        return self._runner.call(step, spec.name, args, self._queries)
 
-    def _verdict_now(self) -> Verdict:
-        assert self.task is not None
-        result = self.stack.score(self.episode())
-        return Verdict.from_result(
-            result,
-            self._weights,
+    def _ledger_entry(
+        self, step: int, tool: str | None, outcome: str, note: str = ""
+    ) -> LedgerEntry:
+        return LedgerEntry(step, tool, outcome, note=note)
+
+    def _build_task(self, trap: str, variant: int) -> tuple[SqlTask, Any, list[Any]]:
+        task = make_task(
+            self.world,
+            self.family,
+            trap=trap,
+            variant=variant,
             env_id=self.env_id,
-            task_id=self.task.task_id,
-            lineage=self.task.lineage,
-            terminated=self._terminated,
-            truncated=not self._terminated,
-            n_steps=self._n_steps,
-            cost_spent=round(self._spent, 6),
+            budget=self.budget,
+            max_steps=self.max_steps,
+            max_rows=self.max_rows,
         )
+        truth = self.world.scenarios[(self.family, trap, variant)].truth
+        return task, truth, self._reference_path(task)
 
-    @property
-    def lineage(self) -> str:
-        assert self.task is not None
-        return self.task.lineage
+    def _start_task(self, built: tuple[SqlTask, Any, list[Any]]) -> None:
+        self.task, self._truth, self._reference = built
+        self._queries = 0
+
+    def _reset_extras(self) -> dict[str, Any]:
+        return {"max_rows": self.max_rows}
 
     # --- for verifiers, the red-team and tests ------------------------------------------------
     def episode(self) -> SqlEpisode:
@@ -278,12 +161,7 @@ class SqlEnv(Env):
             self._judge = HeldoutJudge(self.world)
         return self._judge.judge(self.task, self._actions, self._observations)
 
-    def reference_actions(self) -> list[dict[str, Any]]:
-        """A concise correct trajectory (one query, the answer citing it)."""
-        assert self.task is not None
-        return json.loads(json.dumps(self._ref))  # a copy: callers may mutate it
-
-    def _reference(self, task: SqlTask) -> list[dict[str, Any]]:
+    def _reference_path(self, task: SqlTask) -> list[dict[str, Any]]:
         sql = reference_sql(task)
         run = self.session.run(sql)  # the agent's session: its cache is warm for the same text
         if not run.ok:
@@ -304,10 +182,6 @@ class SqlEnv(Env):
         return [{"tool": "query", "args": {"sql": sql}}, {"answer": answer}]
 
     # --- the protocol hooks (rewardkit.envs.protocol) -----------------------------------------
-    def tools(self) -> list[dict[str, Any]]:
-        """The public ToolManifest: list_tables, describe_table, query (a fresh copy)."""
-        return [{**t, "args": _copy(t["args"])} for t in self._public_tools]
-
     def policies(self) -> dict[str, Any]:
         """The fuzzing policies of :mod:`rewardkit.envs.sql.policies`."""
         from .policies import POLICIES

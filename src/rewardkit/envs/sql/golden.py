@@ -18,16 +18,15 @@ so old snapshots refuse to replay instead of silently scoring differently).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..core import Env
-from ..golden import compute_records, diff_records, golden_main, load_records
+from ..golden import GoldenSet, play_actions
 from ..registry import make
 from .tasks import VERIFIER_VERSION
 
-__all__ = ["GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
+__all__ = ["GOLDEN", "GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
 
 GOLDEN_PATH = Path(__file__).with_name("data") / "golden-v1.jsonl"
 
@@ -44,9 +43,7 @@ def _episodes() -> list[tuple[str, Env]]:
         per_kind[case.kind] = per_kind.get(case.kind, 0) + 1
         env = make(case.env_id)
         env.reset(seed=case.seed, options=case.options)
-        for a in case.actions:
-            if env.step(a)[2]:
-                break
+        play_actions(env, case.actions)
         out.append((f"library/{case.name}", env))
     for k, env_id in enumerate(ENV_IDS):
         env = make(env_id)
@@ -60,23 +57,11 @@ def _episodes() -> list[tuple[str, Env]]:
     return out
 
 
-def compute_golden() -> list[dict[str, Any]]:
-    """Records {"name", "snapshot", "verdict"} from the current code."""
-    return compute_records(_episodes())
-
-
-def load_golden(path: Path = GOLDEN_PATH) -> list[dict[str, Any]]:
-    return load_records(path)
-
-
-def diff_golden(path: Path = GOLDEN_PATH) -> list[tuple[str, str]]:
-    """Replay every golden snapshot; (name, difference) for each verdict that changed."""
-    return diff_records(path)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return golden_main(argv, path=GOLDEN_PATH, compute=compute_golden, version=VERIFIER_VERSION)
-
+GOLDEN = GoldenSet(GOLDEN_PATH, _episodes, VERIFIER_VERSION)
+compute_golden = GOLDEN.compute
+load_golden = GOLDEN.load
+diff_golden = GOLDEN.diff
+main = GOLDEN.main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -28,7 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._json import JsonMixin, content_hash
+from ..manifest import ToolManifest, ToolSpec
+from ..manifest import validate_args as validate_manifest_args
 from .engine import AuthEvent, QueryRun, ReadOnlySession
 from .schema import PERSONAL_COLUMNS, SCHEMA, VIEWS
 
@@ -36,35 +37,6 @@ __all__ = ["MANIFEST", "QUERY_MAX_CHARS", "LedgerEntry", "SqlToolRunner", "ToolM
 
 QUERY_MAX_CHARS = 4_000
 STEPS_PER_COST_UNIT = 1_000_000
-
-
-@dataclass(frozen=True)
-class ToolSpec(JsonMixin):
-    """One tool: argument schema (name → {"type", "required"}), cost per call."""
-
-    name: str
-    description: str
-    args: Mapping[str, Mapping[str, Any]]
-    cost: float
-
-
-@dataclass(frozen=True)
-class ToolManifest(JsonMixin):
-    """The versioned tools of the SQL environments; its hash enters every task lineage."""
-
-    version: str
-    tools: tuple[ToolSpec, ...]
-
-    def get(self, name: str) -> ToolSpec | None:
-        return next((t for t in self.tools if t.name == name), None)
-
-    @property
-    def hash(self) -> str:
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = content_hash(self.to_dict())
-            object.__setattr__(self, "_hash", h)
-        return h
 
 
 MANIFEST = ToolManifest(
@@ -108,20 +80,12 @@ class LedgerEntry:
 
 
 def validate_args(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
-    """None when ``args`` fit the tool's schema, else the reason."""
-    extra = sorted(set(args) - set(spec.args))
-    if extra:
-        return f"{spec.name} takes {sorted(spec.args) or 'no arguments'}; got {extra[0]!r}"
-    for name, rule in spec.args.items():
-        if name not in args:
-            if rule.get("required"):
-                return f"{spec.name} needs the argument {name!r}"
-            continue
-        if not isinstance(args[name], str):
-            return f"{spec.name}: {name!r} must be a string; got {type(args[name]).__name__}"
-    if spec.name == "query" and len(args["sql"]) > QUERY_MAX_CHARS:
+    """None when ``args`` fit the tool's schema, else the reason (a string argument may be
+    empty; a query has at most ``QUERY_MAX_CHARS`` characters)."""
+    problem = validate_manifest_args(spec, args, min_chars=0, max_chars=None)
+    if problem is None and spec.name == "query" and len(args["sql"]) > QUERY_MAX_CHARS:
         return f"query: 'sql' is longer than {QUERY_MAX_CHARS} characters"
-    return None
+    return problem
 
 
 class SqlToolRunner:

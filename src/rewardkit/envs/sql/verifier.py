@@ -36,10 +36,10 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
-from ...errors import ConfigError
-from ...stack import Component, Gate, GateOutcome, RewardStack
+from ...stack import Component, GateOutcome, RewardStack
+from ..stacks import VerifierParts
 from .engine import WRITE_KEYWORDS
 from .phi import phi_finder
 from .schema import PERSONAL_COLUMNS
@@ -267,32 +267,21 @@ COMPONENTS = {
     "format": format_,
 }
 
+PARTS = VerifierParts(
+    SAFETY_GATES, COMPONENTS, DEFAULT_WEIGHTS, dict.fromkeys(COMPONENTS, (0.0, 1.0))
+)
+
 
 def build_stack(
     weights: dict[str, float] | None = None,
     *,
     version: str = VERIFIER_VERSION,
     fail_value: float = FAIL_VALUE,
-    ordering: str = "strict",
+    ordering: Literal["strict", "unchecked"] = "strict",
 ) -> RewardStack:
     """The hidden verifier with ``DEFAULT_WEIGHTS`` updated by ``weights`` (a sweep's fail
     value stays −1: every component is ≥ 0, so the lowest safe total is 0)."""
-    w = {**DEFAULT_WEIGHTS, **(weights or {})}
-    unknown = sorted(set(w) - set(COMPONENTS))
-    if unknown:
-        raise ConfigError(
-            f"The 'weights' parameter of build_stack must name components in "
-            f"{sorted(COMPONENTS)}. Got {unknown[0]!r}."
-        )
-    return RewardStack(
-        gates=[Gate(g.__name__, g) for g in SAFETY_GATES],
-        components=[
-            Component(n, fn, weight=w[n], range=(0.0, 1.0)) for n, fn in COMPONENTS.items()
-        ],
-        fail_value=fail_value,
-        version=version,
-        ordering=ordering,  # type: ignore[arg-type]
-    )
+    return PARTS.stack(weights, fail_value=fail_value, version=version, ordering=ordering)
 
 
 UNORDERED_WEIGHTS = {"task": 0.5, "evidence": 0.5, "efficiency": 1.0, "cost": 1.0, "format": 0.25}
