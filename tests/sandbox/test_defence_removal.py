@@ -109,8 +109,8 @@ def _held(out: dict[str, tuple[Status, str]], suite: list[Attack]) -> dict[str, 
     return {a.name: out[a.name][0] in a.allowed for a in suite}
 
 
-def _box(confinement: str = "auto") -> Sandbox:
-    return Sandbox(timeout_s=1.0, memory_mb=256, workers=1, confinement=confinement)
+def _box(confinement: str = "auto", timeout_s: float = 1.0) -> Sandbox:
+    return Sandbox(timeout_s=timeout_s, memory_mb=256, workers=1, confinement=confinement)
 
 
 def _start(box: Sandbox) -> Sandbox:
@@ -353,3 +353,29 @@ def test_signal_scoping_each_layer_holds_alone_and_without_both_a_bystander_dies
         assert not alive and said == f"'ESCAPED killed {proc.pid}'", said
     else:
         assert alive and said == "'held'", said
+
+
+# --------------------------------------------------------------------- the total write cap
+FILL = "fill the disk through the work directory"
+
+
+@pytest.mark.parametrize("confinement", ["bwrap", "landlock"])
+def test_without_the_total_write_cap_a_program_writes_400_one_mib_files(monkeypatch, confinement):
+    """Defence: the work directories live in a 64 MiB tmpfs (bubblewrap's ``--size``; on the
+    Landlock path as root, a tmpfs in the worker's private mount namespace), on top of the
+    1 MiB per file of ``RLIMIT_FSIZE``.  The attack writes 400 files of 1 MiB: held at 64 MiB.
+    Removed (a bubblewrap older than 0.10, which has no ``--size``; Landlock without the
+    private mount namespace): all 400 MiB are written."""
+    suite = _pick([FILL])
+    with _start(_box(confinement)) as box:
+        if "write-cap" not in box.isolation:
+            pytest.skip(f"no total write cap on this path ({box.isolation}): documented")
+        assert _said(box, suite[0].src) == "'held'"
+    if confinement == "bwrap":
+        monkeypatch.setattr(_confine, "bwrap_version", lambda bwrap: (0, 9, 0))
+    else:
+        monkeypatch.setattr(_pool, "WRITE_CAP_MB", 0)
+    with _start(_box(confinement, timeout_s=20.0)) as box:  # 400 MiB to a disk: seconds
+        assert "write-cap" not in box.isolation
+        said = _said(box, suite[0].src)
+    assert said == "'ESCAPED 400 MiB'", said

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import RewardkitError
 from ._child import frame, write_all
-from ._confine import INSTALL_HINT, plan
+from ._confine import INSTALL_HINT, WRITE_CAP_MB, plan
 
 __all__ = ["LEVEL_ORDER", "LocalPool"]
 
@@ -162,12 +162,13 @@ class _Worker:
             self.inbuf += chunk
         line, _, self.inbuf = self.inbuf.partition(b"\n")
         try:
-            tag, levels, pid, rss = json.loads(line)
+            tag, levels, pid, rss, unreachable = json.loads(line)
             assert tag == "ready"
         except (ValueError, AssertionError, TypeError):
             self.kill()
             raise RewardkitError("a sandbox worker failed to start.") from None
         self.levels, self.pid, self.rss_kb = levels, pid, rss
+        self.unreachable: list[str] = unreachable
         os.set_blocking(self.wfd, False)
         return self
 
@@ -285,6 +286,8 @@ class LocalPool:
             "canary": _canary(read) if self.plan.confinement != "none" else "",
             "host_ns": _host_namespaces(),
             "preload": "slim" if self.plan.confinement == "bwrap" else "full",
+            # Landlock alone, as root: a private mount namespace per worker (``_mounts``).
+            "private_mounts": WRITE_CAP_MB if root and self.plan.confinement == "landlock" else 0,
             "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
         self.prefix = self.plan.worker_command()
@@ -349,8 +352,17 @@ class LocalPool:
         self.isolation = tuple(lv for lv in LEVEL_ORDER if lv in levels)
 
     def report(self) -> dict:
-        """The isolation report: what the plan chose and what the workers verified."""
-        return {**self.plan.report(), "levels": list(self.isolation)}
+        """The isolation report: what the plan chose and what the workers verified.
+        ``unreachable``: readable paths the programs' uid cannot reach (a private home above
+        them that could not be opened): only the pre-imported modules import from there."""
+        out = {**self.plan.report(), "levels": list(self.isolation)}
+        if "write-cap" in self.isolation and not self.plan.size_cap:
+            out["writable"] = (
+                f"a fresh per-program directory in a {WRITE_CAP_MB} MiB tmpfs (the worker's "
+                "private mount namespace), 1 MiB per file"
+            )
+        out["unreachable"] = sorted({p for w in self.workers for p in w.unreachable})
+        return out
 
     @property
     def worker_rss_kb(self) -> list[int]:

@@ -55,6 +55,7 @@ try:
     )
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
+    from ._mounts import private_mounts, unmount
     from ._values import parse_literal
 except ImportError:  # run as a plain script by the pool: load the siblings by path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -72,6 +73,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     )
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
+    from _mounts import private_mounts, unmount  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
 
     del sys.path[0]  # programs must not import the sandbox's own modules
@@ -157,6 +159,13 @@ class Zygote:
             self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back to us
         # Programs get a fresh directory each inside this one (emptied after every program).
         self.base = tempfile.mkdtemp(prefix="rk-sandbox-")
+        # Landlock alone, as root: a private mount namespace gives the work directories a
+        # size-capped tmpfs and the dropped uid a way to the interpreter (``_mounts``).
+        self.mounted = False
+        if cfg.get("private_mounts") and self.libc is not None:
+            gained = private_mounts(self.libc, self.base, cfg["read"], cfg["private_mounts"])
+            self.mounted = bool(gained)
+            levels += gained
         os.chmod(self.base, 0o711 if cfg["uid"] is not None else 0o700)
         self.serial = 0
         cfg["workdir"] = self._fresh_dir()
@@ -196,6 +205,8 @@ class Zygote:
             levels.append("landlock")
         if cfg["bpf"] and probe.get("fork_blocked") and probe.get("io_uring_blocked"):
             levels.append("seccomp-allowlist")
+        unreachable = probe.get("unreachable")
+        self.unreachable = unreachable if type(unreachable) is list else []
         return levels
 
     def _fresh_dir(self) -> str:
@@ -248,6 +259,7 @@ class Zygote:
                 canary = self.cfg.get("canary", "")
                 out["hidden"] = bool(canary) and not _readable(canary)
                 out["landlock"] = not _readable("/", listing=True)
+                out["unreachable"] = [p for p in self.cfg["read"] if not _exists(p)]
                 write_all(fd, json.dumps(out).encode())
             except BaseException as e:
                 with suppress(BaseException):
@@ -444,6 +456,16 @@ def _stamp(path: str) -> tuple:
     return (st.st_ino, st.st_mode, st.st_uid, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _exists(path: str) -> bool:
+    """Whether this process can reach ``path`` at all (search permission on every directory
+    above it; Landlock does not restrict that)."""
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
 def _readable(path: str, listing: bool = False) -> bool:
     try:
         if listing:
@@ -572,7 +594,7 @@ def main() -> None:
     # Everything loaded so far is permanent: the collector never walks it, so children do not
     # copy the zygote's pages just to scan them (copy-on-write stays cheap).
     gc.freeze()
-    z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS")])
+    z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS"), z.unreachable])
     z.flush()
     try:
         while (msg := read_frame(0)) is not None:
@@ -586,6 +608,8 @@ def main() -> None:
     finally:
         z._sweep()
         _wipe(z.base)
+        if z.mounted and z.libc is not None:
+            unmount(z.libc, z.base)
         with suppress(OSError):
             os.rmdir(z.base)
 

@@ -1,0 +1,107 @@
+"""A private mount namespace for a worker confined by Landlock alone, as root (standard library
+only: the zygote imports it).
+
+Without bubblewrap two things are missing that a mount namespace gives, and a root worker can
+make one for itself:
+- **a total cap on what programs write**: the worker's work directories go in a tmpfs of
+  ``cap_mb`` (Landlock alone caps only each file, through ``RLIMIT_FSIZE``);
+- **the interpreter under a private home** (pyenv under ``/root``, mode 0700): the programs run
+  as a dropped uid that cannot traverse it, so only the modules the zygote pre-imported would
+  import.  Each such directory is covered by an empty tmpfs (0755) into which only the readable
+  paths beneath it are bound back, as bubblewrap builds its root.
+Everything happens in the worker's own namespace, made private first, so the host's mounts
+never change.  Both need ``CAP_SYS_ADMIN``: an ordinary user's worker (or a container's root
+without it) gets neither, and the isolation report says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+__all__ = ["private_mounts", "unmount"]
+
+CLONE_NEWNS = 0x0002_0000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
+MNT_DETACH = 2
+
+
+def _mount(libc: ctypes.CDLL, src: str | None, dst: str, fs: str | None, flags: int,
+           opts: str | None = None) -> bool:  # fmt: skip
+    enc = [None if s is None else s.encode() for s in (src, dst, fs, opts)]
+    return int(libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3])) == 0
+
+
+def private_mounts(libc: ctypes.CDLL, base: str, read: list[str], cap_mb: int) -> list[str]:
+    """Enter a private mount namespace; mount a tmpfs of ``cap_mb`` MiB on ``base`` and open
+    the private homes above the ``read`` paths.  Returns ``["write-cap"]`` when the tmpfs is in
+    place and its size verified, ``[]`` when nothing could be done (no privilege)."""
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return []
+    # Private before anything is mounted: on a shared "/" a new mount would propagate to the
+    # host's namespace.
+    if not _mount(libc, None, "/", None, MS_REC | MS_PRIVATE):
+        return []
+    _open_homes(libc, read)
+    flags = MS_NOSUID | MS_NODEV
+    if not _mount(libc, "tmpfs", base, "tmpfs", flags, f"size={cap_mb}m,mode=0700"):
+        return []
+    st = os.statvfs(base)
+    return ["write-cap"] if st.f_blocks * st.f_frsize <= cap_mb << 20 else []
+
+
+def _closed_to_others(path: str) -> bool:
+    try:
+        return not os.stat(path).st_mode & 0o001
+    except OSError:
+        return False
+
+
+def _open_homes(libc: ctypes.CDLL, read: list[str]) -> None:
+    """Cover each top-most directory that others cannot traverse and that holds a readable path
+    with an empty tmpfs (0755), then bind those paths back at the same place."""
+    covers: dict[str, list[str]] = {}
+    for p in read:
+        for d in reversed(Path(p).parents):
+            if str(d) != "/" and _closed_to_others(str(d)):
+                covers.setdefault(str(d), []).append(p)
+                break
+    for top, paths in sorted(covers.items()):
+        if any(top.startswith(other + "/") for other in covers):
+            continue  # beneath another cover: bound back with it
+        fds = []
+        for p in paths:
+            try:
+                fds.append((p, os.open(p, os.O_PATH | os.O_CLOEXEC)))
+            except OSError:
+                continue
+        try:
+            if not _mount(libc, "tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755"):
+                continue
+            for p, fd in fds:
+                _bind_back(libc, fd, p, top)
+        finally:
+            for _, fd in fds:
+                os.close(fd)
+
+
+def _bind_back(libc: ctypes.CDLL, fd: int, path: str, top: str) -> None:
+    parent = os.path.dirname(path)
+    for d in [*reversed(Path(parent).parents), Path(parent)]:
+        if str(d).startswith(top + "/") and not os.path.isdir(d):
+            os.mkdir(d)
+            os.chmod(d, 0o755)
+    try:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.mkdir(path)
+        else:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+    except FileExistsError:
+        pass
+    _mount(libc, f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+
+
+def unmount(libc: ctypes.CDLL, path: str) -> None:
+    """Detach the tmpfs on ``path`` (the host's directory underneath is then empty)."""
+    libc.umount2(path.encode(), MNT_DETACH)
