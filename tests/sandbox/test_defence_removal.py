@@ -29,9 +29,20 @@ from pathlib import Path
 import pytest
 
 from rewardkit.errors import RewardkitError
-from rewardkit.sandbox import Sandbox, Status, TestCase, _compare, _confine, _filter, _pool, table
+from rewardkit.sandbox import (
+    Sandbox,
+    SandboxWarning,
+    Status,
+    TestCase,
+    _compare,
+    _confine,
+    _filter,
+    _pool,
+    table,
+)
 
-from .attacks import Attack, attacks
+from .attacks import VICTIM, Attack, attacks
+from .test_attacks import _listeners
 from .test_pool import _as_ordinary_user, _free_uid
 
 pytestmark = pytest.mark.skipif(
@@ -212,6 +223,35 @@ def test_without_the_work_directory_wipe_a_file_reaches_the_next_program(monkeyp
     assert not held and "carry.txt" in said, said
 
 
+NAIVE_WIPE = """
+import os, shutil
+def naive_wipe(top):  # the obvious cleanup: shutil.rmtree of each entry, errors ignored
+    for name in os.listdir(top):
+        shutil.rmtree(os.path.join(top, name), ignore_errors=True)
+_worker._wipe = naive_wipe
+"""
+NESTED = "1,500 nested directories at cleanup"
+
+
+def test_a_recursive_rmtree_instead_of_the_iterative_wipe_loses_the_worker(monkeypatch, open_dir):
+    """Defence: the wipe is iterative and fd-relative, so no depth grows a stack.  Replaced by
+    ``shutil.rmtree`` (recursive, ``ignore_errors=True``): a program that leaves 1,500 nested
+    directories kills the worker during its cleanup (RecursionError, which ``ignore_errors``
+    does not cover); its cell is CRASH "worker lost" and a fresh worker replaces it."""
+    suite = _pick([NESTED])
+    for patch in ("", NAIVE_WIPE):
+        if patch:
+            weakened_worker(monkeypatch, open_dir, patch)
+        with _start(_box(timeout_s=5.0)) as box:
+            before = box._pool.worker_pids()  # type: ignore[union-attr]
+            out = _outcomes(box, suite)
+            same_worker = box._pool.worker_pids() == before  # type: ignore[union-attr]
+        if not patch:
+            assert same_worker and out[NESTED] == (Status.FAIL, ""), out  # it returned 'set'
+        else:
+            assert not same_worker and out[NESTED] == (Status.CRASH, "worker lost"), out
+
+
 # ------------------------------------------------------------------- the value-payload cap
 FORGED = "a forged 1 MB value record"
 LENIENT_RECORDS = """
@@ -379,3 +419,54 @@ def test_without_the_total_write_cap_a_program_writes_400_one_mib_files(monkeypa
         assert "write-cap" not in box.isolation
         said = _said(box, suite[0].src)
     assert said == "'ESCAPED 400 MiB'", said
+
+
+# ------------------------------------------------------------- all of it: isolation="basic"
+BASIC_ESCAPES = (
+    "read a world-readable host file with a secret",
+    "read /etc/passwd and /etc/hostname",
+    "TCP connect to a host listener",
+    "socketpair and exec of a shell",
+)
+KILLER = "SIGKILL every process of the other worker's tree"
+
+
+def _basic_or_strict(isolation: str, ctx_of, victims: int = 24) -> tuple[dict, list[Status]]:
+    if isolation == "basic":
+        with pytest.warns(SandboxWarning):
+            box = Sandbox(timeout_s=1.0, memory_mb=256, workers=2, isolation="basic")
+    else:
+        box = Sandbox(timeout_s=1.0, memory_mb=256, workers=2)
+    _as_ordinary_user(box)  # one uid for every worker, as an ordinary user's sandbox has
+    with box:
+        suite = _pick([KILLER, *BASIC_ESCAPES], ctx_of(box._pool.worker_pids()))
+        progs = [suite[0].src, *[VICTIM] * victims, *[a.src for a in suite[1:]]]
+        t = box.run(progs, HELD, entry_point="f")
+    rows = [0, *range(victims + 1, victims + 1 + len(BASIC_ESCAPES))]
+    held = {a.name: Status(int(t.status[r, 0])) in a.allowed for a, r in zip(suite, rows)}
+    return held, [Status(int(x)) for x in t.status[1 : victims + 1, 0]]
+
+
+def test_isolation_basic_lets_the_attacks_through(open_dir, tmp_path):
+    """Every confinement removed at once: ``isolation="basic"`` (rlimits only; as an ordinary
+    user, so every worker has the same uid).  Under strict the attacks below are held and the
+    honest programs on the other worker PASS; under basic a program kills the other worker's
+    programs (their rows CRASH), reads a host secret and /etc/passwd, connects to a host TCP
+    listener and runs a shell.  Only this test's own processes, files and sockets are
+    targets."""
+    secret = open_dir / "secret.txt"
+    secret.write_text("rk-basic-secret-77c0")
+    secret.chmod(0o644)
+    tmp_path.chmod(0o755)
+    with _listeners(tmp_path) as (ports, _):
+
+        def ctx_of(roots):
+            return _ctx(roots=roots, secret_file=str(secret), secret="rk-basic-secret-77c0",
+                        **ports)  # fmt: skip
+
+        strict_held, strict_victims = _basic_or_strict("strict", ctx_of)
+        basic_held, basic_victims = _basic_or_strict("basic", ctx_of)
+    assert all(strict_held.values()), strict_held
+    assert set(strict_victims) == {Status.PASS}, strict_victims
+    assert not any(basic_held.values()), basic_held
+    assert Status.CRASH in basic_victims, basic_victims
