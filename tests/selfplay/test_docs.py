@@ -10,10 +10,12 @@ import pytest
 MODULES = [
     "alpha_sweep",
     "bank",
+    "bankfile",
     "dualpool",
     "estimator_audit",
     "executor",
     "infogain",
+    "inputgen",
     "mutations",
     "predictions",
     "probes",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from rewardkit.selfplay._bank_tasks import DEFINITIONS
+from rewardkit.selfplay.bankfile import read_bank_file
 from rewardkit.selfplay.mutations import FAMILIES, OPERATORS, mutate
 
 SRC = """
@@ -24,7 +24,7 @@ def f(xs, v):
 
 def test_families_are_the_seeds_and_every_operator_fires_on_the_bank():
     assert FAMILIES == ("aliasing", "boundary", "reorder", "off_by_one", "comparison")
-    fired = {(m.family, m.operator) for d in DEFINITIONS for m in mutate(d["reference"])}
+    fired = {(m.family, m.operator) for d in read_bank_file().tasks for m in mutate(d.reference)}
     declared = {(f, name) for f, ops in OPERATORS.items() for name, _ in ops}
     assert declared == fired  # don't forget any
 

@@ -26,20 +26,20 @@ import ast
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._json import JsonMixin, content_hash
 from ..errors import ConfigError
-from ._bank_tasks import DEFINITIONS
+from .bankfile import N_GT, SHIPPED_BANK, BankFile, TaskDefinition, read_bank_file
 from .executor import Executor, TestCase, default_executor_name, owned_executor
 from .mutations import FAMILIES, mutate
 
 __all__ = ["BANK_VERSION", "Candidate", "CodeTask", "TaskBank", "initial_policy", "load_bank"]
 
-BANK_VERSION = "selfplay-bank-v1"  # bump whenever any GT test or candidate could change
-N_GT = 8
+BANK_VERSION = "selfplay-bank-v1"  # the shipped data file's version (data/bank-v1.toml)
 N_HELDOUT = 16
 N_RANDOM_POOL = 16
 MAX_MUTANTS = 12
@@ -115,11 +115,14 @@ def call(source: str, entry_point: str, input_literal: str) -> Any:
     return _compiled(source, entry_point)(*ast.literal_eval(input_literal))
 
 
-def _draw_inputs(gen: Any, rng: np.random.Generator, n: int, exclude: set[str]) -> list[str]:
-    """``n`` distinct argument literals from ``gen`` not in ``exclude`` (bounded tries)."""
+def _draw_inputs(
+    d: TaskDefinition, rng: np.random.Generator, n: int, exclude: set[str]
+) -> list[str]:
+    """``n`` distinct argument literals from the task's generator not in ``exclude`` (bounded
+    tries)."""
     out: list[str] = []
     for _ in range(50 * n):
-        lit = repr(tuple(gen(rng)))
+        lit = repr(d.draw(rng))
         if lit not in exclude:
             exclude.add(lit)
             out.append(lit)
@@ -141,29 +144,29 @@ def _pick_mutants(source: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) -> CodeTask:
+def _build_task(index: int, d: TaskDefinition, executor: Executor, seed: int) -> CodeTask:
     rng = np.random.default_rng([seed, index])
-    entry = d["task_id"]
-    boundary = tuple(d["boundary"])
+    entry = d.task_id
+    boundary = d.boundary
     seen = set(boundary)
-    if d["gt_inputs"] is not None:
-        gt_inputs = list(d["gt_inputs"])
+    if d.gt_inputs is not None:
+        gt_inputs = list(d.gt_inputs)
         seen.update(gt_inputs)
     else:
-        gt_inputs = [*boundary, *_draw_inputs(d["gen"], rng, N_GT - len(boundary), seen)]
-    heldout_inputs = _draw_inputs(d["gen"], rng, N_HELDOUT, seen)
-    random_inputs = tuple(repr(tuple(d["gen"](rng))) for _ in range(N_RANDOM_POOL))
+        gt_inputs = [*boundary, *_draw_inputs(d, rng, N_GT - len(boundary), seen)]
+    heldout_inputs = _draw_inputs(d, rng, N_HELDOUT, seen)
+    random_inputs = tuple(repr(d.draw(rng)) for _ in range(N_RANDOM_POOL))
     if len(gt_inputs) != N_GT or len(heldout_inputs) != N_HELDOUT:
         raise RuntimeError(f"task {entry}: its generator cannot produce enough distinct inputs")
-    ref = d["reference"]
+    ref = d.reference
 
     def tests(inputs: Sequence[str]) -> tuple[TestCase, ...]:
         return tuple(TestCase(i, repr(call(ref, entry, i))) for i in inputs)
 
     gt, held = tests(gt_inputs), tests(heldout_inputs)
     pool = [("reference", "correct", ref)]
-    pool += [(f"variant{i}", "correct", v) for i, v in enumerate(d["variants"])]
-    pool += [(name, fam, src) for name, fam, src in d["extra"]]
+    pool += [(f"variant{i}", "correct", v) for i, v in enumerate(d.variants)]
+    pool += [(b.name, b.family, b.source) for b in d.bugs]
     mutants = _pick_mutants(ref)
     res = executor.run(
         [p[2] for p in pool] + [mu[2] for mu in mutants], [*gt, *held], entry_point=entry
@@ -181,7 +184,7 @@ def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) ->
             silent += int(y_held[i] < 1.0)
         elif len(kept) < MAX_MUTANTS:
             kept.append((i, mu))
-    names = {name for name, _, _ in d["extra"]}
+    names = {b.name for b in d.bugs}
     candidates = [
         Candidate(n, f, s, float(y[i]), float(y_held[i]), n in names)
         for i, (n, f, s) in enumerate(pool)
@@ -190,7 +193,7 @@ def _build_task(index: int, d: dict[str, Any], executor: Executor, seed: int) ->
     return CodeTask(
         task_id=entry,
         entry_point=entry,
-        prompt=d["prompt"],
+        prompt=d.prompt,
         reference=ref,
         gt_tests=gt,
         heldout_tests=held,
@@ -216,16 +219,28 @@ def initial_policy(task: CodeTask) -> np.ndarray:
     return np.where(correct, INITIAL_CORRECT_MASS / n_ok, (1.0 - INITIAL_CORRECT_MASS) / n_bad)
 
 
-_CACHE: dict[tuple[int, str, tuple[str, ...]], TaskBank] = {}
+_CACHE: dict[tuple[int, str, tuple[str, ...], str], TaskBank] = {}
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> BankFile:
+    return read_bank_file(SHIPPED_BANK)
 
 
 def load_bank(
-    *, executor: Executor | None = None, seed: int = 0, task_ids: Sequence[str] | None = None
+    *,
+    executor: Executor | None = None,
+    seed: int = 0,
+    task_ids: Sequence[str] | None = None,
+    path: str | Path | None = None,
 ) -> TaskBank:
-    """Build (once per process, seed, executor kind and task subset) the embedded bank, or the
-    subset ``task_ids`` of it. Deterministic in ``seed``: a task is built the same way whether
-    or not it is part of a subset."""
-    known = [d["task_id"] for d in DEFINITIONS]
+    """Build (once per process, seed, executor kind, task subset and file) the bank, or the
+    subset ``task_ids`` of it: the shipped bank (``data/bank-v1.toml``), or the bank data file
+    at ``path`` (format: ``bankfile``; its programs run in this process to compute expected
+    values, so it must be code you trust). Deterministic in ``seed``: a task is built the same
+    way whether or not it is part of a subset."""
+    source = _shipped() if path is None else read_bank_file(path)
+    known = [d.task_id for d in source.tasks]
     wanted = tuple(known) if task_ids is None else tuple(task_ids)
     bad = [t for t in wanted if t not in known]
     if bad or not wanted:
@@ -234,13 +249,13 @@ def load_bank(
             f"Got {list(task_ids or [])!r}."
         )
     name = executor.name if executor is not None else f"cached({default_executor_name()})"
-    key = (seed, name, wanted)
+    key = (seed, name, wanted, source.sha256)
     if key not in _CACHE:
         with owned_executor(executor) as ex:
             tasks = tuple(
                 _build_task(i, d, ex, seed)
-                for i, d in enumerate(DEFINITIONS)
-                if d["task_id"] in wanted
+                for i, d in enumerate(source.tasks)
+                if d.task_id in wanted
             )
-        _CACHE[key] = TaskBank(BANK_VERSION, tasks, name)
+        _CACHE[key] = TaskBank(source.version, tasks, name)
     return _CACHE[key]
