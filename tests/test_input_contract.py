@@ -29,6 +29,7 @@ FILE_FORMATS: dict[tuple[str, str], str] = {
     ("lab rlvr", "--trajectories"): "jsonl",
     ("redteam", "--cases"): "jsonl",
     ("selfplay ig", "--table"): "jsonl",
+    ("selfplay simulate", "--bank"): "toml",
     ("validate", "--items"): "jsonl",
     ("validate", "--golden"): "jsonl",
     ("validate", "--spike-in"): "jsonl",

@@ -300,3 +300,10 @@ def test_bad_file_level_entries(tmp_path, text, field, message):
 def test_not_toml_is_reported_by_the_reader(tmp_path):
     with pytest.raises(InputError, match=r"mine\.toml: not valid TOML"):
         read_bank_file(write(tmp_path, "[[task]\nid ="))
+
+
+def test_a_wrong_correct_variant_is_reported_when_the_bank_is_built(tmp_path):
+    p = write(tmp_path, MINE.replace("return x + x", "return x + x + (x == 1)"))
+    with pytest.raises(InputError, match=r"in task 'double': a correct program fails 1 of") as e:
+        load_bank(path=p, executor=CachedExecutor(TrustedExecutor()))
+    assert e.value.field == "variants[0]" and e.value.line == 3

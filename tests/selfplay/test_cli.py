@@ -137,3 +137,68 @@ def test_simulate_writes_instruments_and_curves(tmp_path, capsys):
 def test_simulate_rejects_an_unknown_arm(capsys):
     assert main(["selfplay", "simulate", "--steps", "1", "--arms", "A,Z"]) == 2
     assert "'arms' parameter of simulate" in capsys.readouterr().err
+
+
+USER_BANK = """version = "mine-v1"
+
+[[task]]
+id = "double"
+prompt = "Return 2 * x."
+args = [{ kind = "int", lo = -99, hi = 99 }]
+boundary = ["(0,)", "(1,)"]
+reference = '''
+def double(x):
+    if x < 0:
+        return -2 * -x
+    return 2 * x
+'''
+
+[[task.bug]]
+name = "plus_one"
+family = "off_by_one"
+source = '''
+def double(x):
+    return 2 * x + 1
+'''
+"""
+
+
+def test_simulate_on_a_users_bank_file(tmp_path, capsys):
+    bank = tmp_path / "bank.toml"
+    bank.write_text(USER_BANK)
+    out = tmp_path / "o"
+    args = ["selfplay", "simulate", "--steps", "3", "--seeds", "1", "--arms", "A", "--json"]
+    assert main([*args, "--executor", "trusted", "--bank", str(bank), "--out", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["steps"] == 3 and doc["bank_hash"].startswith("sha256:")
+    records = (out / "instruments.jsonl").read_text().splitlines()
+    assert len(records) == 3
+
+
+BAD_BANKS = [
+    (("lo = -99", "lo = 100"), r"bank\.toml, line 3, field 'args\[0\]\.lo': in task 'double': "),
+    (
+        ("return 2 * x\n", "return 2 // x\n"),
+        r"line 3, field 'boundary': in task 'double': the reference raised ZeroDivisionError: "
+        r"integer division or modulo by zero on the input \(0,\)",
+    ),
+    (
+        ("hi = 99", "hi = -99"),
+        r"line 3, field 'args': in task 'double': the generator gave 1 distinct inputs besides "
+        r"the fixed ones; the task needs 22 ",
+    ),
+    (("version", "[x]\nversion"), "unknown top-level key"),
+]
+
+
+@pytest.mark.parametrize(("edit", "match"), BAD_BANKS)
+def test_simulate_with_a_bad_bank_file_exits_2_with_one_line(tmp_path, capsys, edit, match):
+    bank = tmp_path / "bank.toml"
+    bank.write_text(USER_BANK.replace(*edit))
+    out = tmp_path / "o"
+    args = ["selfplay", "simulate", "--steps", "2", "--executor", "trusted"]
+    assert main([*args, "--bank", str(bank), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rewardkit: error: "), err
+    assert __import__("re").search(match, err), err
+    assert not out.exists()

@@ -1,4 +1,5 @@
-"""The embedded task bank: 34 small Python functions for offline self-play (seed 003).
+"""The task bank: 34 small Python functions for offline self-play (seed 003), read from the
+package data file ``data/bank-v1.toml`` (format: ``bankfile``; input generators: ``inputgen``).
 
     >>> from rewardkit.selfplay.bank import load_bank
     >>> bank = load_bank()
@@ -16,8 +17,9 @@ valid inputs, and candidate programs: the reference, the variants, hand-written 
 A mutant that agrees with the reference on every GT test is discarded and counted (those that
 still differ on held-out inputs are counted apart: GT-silent bugs).
 
-Expected values are computed by running the bank's own reference in this process (it is our
-code); candidates are graded through the executor given (the sandbox by default).
+Expected values are computed by running the bank's own reference in this process (the
+shipped file is our code; a user's file passed as ``path`` must be code they trust);
+candidates are graded through the executor given (the sandbox by default).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._json import JsonMixin, content_hash
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from .bankfile import N_GT, SHIPPED_BANK, BankFile, TaskDefinition, read_bank_file
 from .executor import Executor, TestCase, default_executor_name, owned_executor
 from .mutations import FAMILIES, mutate
@@ -144,7 +146,12 @@ def _pick_mutants(source: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _build_task(index: int, d: TaskDefinition, executor: Executor, seed: int) -> CodeTask:
+def _build_task(
+    index: int, d: TaskDefinition, executor: Executor, seed: int, path: str
+) -> CodeTask:
+    def bad(field: str, message: str) -> InputError:
+        return InputError(f"in task {d.task_id!r}: {message}", path=path, line=d.line, field=field)
+
     rng = np.random.default_rng([seed, index])
     entry = d.task_id
     boundary = d.boundary
@@ -154,15 +161,32 @@ def _build_task(index: int, d: TaskDefinition, executor: Executor, seed: int) ->
         seen.update(gt_inputs)
     else:
         gt_inputs = [*boundary, *_draw_inputs(d, rng, N_GT - len(boundary), seen)]
+    seen_fixed = gt_inputs if d.gt_inputs is not None else boundary
     heldout_inputs = _draw_inputs(d, rng, N_HELDOUT, seen)
     random_inputs = tuple(repr(d.draw(rng)) for _ in range(N_RANDOM_POOL))
     if len(gt_inputs) != N_GT or len(heldout_inputs) != N_HELDOUT:
-        raise RuntimeError(f"task {entry}: its generator cannot produce enough distinct inputs")
+        got = len(gt_inputs) - len(seen_fixed) + len(heldout_inputs)
+        need = N_GT - len(seen_fixed) + N_HELDOUT
+        raise bad(
+            "args",
+            f"the generator gave {got} distinct inputs besides the fixed ones; the task needs "
+            f"{need} (its GT tests after the fixed inputs, and {N_HELDOUT} held-out): widen the "
+            "generator's ranges",
+        )
     ref = d.reference
 
-    def tests(inputs: Sequence[str]) -> tuple[TestCase, ...]:
-        return tuple(TestCase(i, repr(call(ref, entry, i))) for i in inputs)
+    def expected(i: str) -> str:
+        try:
+            return repr(call(ref, entry, i))
+        except Exception as exc:  # the file's reference is wrong: report it, do not crash
+            field = "boundary" if i in boundary else "gt_inputs" if i in fixed else "args"
+            msg = f"the reference raised {type(exc).__name__}: {exc!s:.100} on the input {i:.100}"
+            raise bad(field, msg) from None
 
+    def tests(inputs: Sequence[str]) -> tuple[TestCase, ...]:
+        return tuple(TestCase(i, expected(i)) for i in inputs)
+
+    fixed = set(d.gt_inputs or ())
     gt, held = tests(gt_inputs), tests(heldout_inputs)
     pool = [("reference", "correct", ref)]
     pool += [(f"variant{i}", "correct", v) for i, v in enumerate(d.variants)]
@@ -175,7 +199,13 @@ def _build_task(index: int, d: TaskDefinition, executor: Executor, seed: int) ->
     y_held = res.passed[:, N_GT:].mean(axis=1)
     for i, (name, _, _) in enumerate(pool):
         if name.startswith(("reference", "variant")) and not res.passed[i].all():
-            raise RuntimeError(f"task {entry}: correct program {name} fails its own tests")
+            failed = int((~res.passed[i]).sum())
+            field = "reference" if name == "reference" else f"variants[{name[len('variant') :]}]"
+            raise bad(
+                field,
+                f"a correct program fails {failed} of its task's {N_GT + N_HELDOUT} tests (its "
+                "outputs must equal the reference's: deterministic Python literals)",
+            )
     kept: list[tuple[int, tuple[str, str, str]]] = []
     discarded = silent = 0
     for i, mu in enumerate(mutants, start=len(pool)):
@@ -253,7 +283,7 @@ def load_bank(
     if key not in _CACHE:
         with owned_executor(executor) as ex:
             tasks = tuple(
-                _build_task(i, d, ex, seed)
+                _build_task(i, d, ex, seed, source.path)
                 for i, d in enumerate(source.tasks)
                 if d.task_id in wanted
             )

@@ -76,6 +76,7 @@ class TaskDefinition:
     reference: str
     variants: tuple[str, ...]
     bugs: tuple[HandwrittenBug, ...]
+    line: int | None = None  # of the task's [[task]] header in its file
 
     def draw(self, rng: np.random.Generator) -> tuple[Any, ...]:
         """One random argument tuple from the task's generator specs."""
@@ -167,6 +168,7 @@ def _read_task(table: Any, where: _Where, index: int) -> TaskDefinition:
         reference=reference,
         variants=tuple(_program(v, f"variants[{j}]", tid, where) for j, v in enumerate(variants)),
         bugs=_bugs(bugs, tid, where),
+        line=where.line,
     )
 
 

@@ -2,7 +2,7 @@
 
     rewardkit selfplay ig [--table tables.jsonl] [--correction exact_null] [--out DIR]
     rewardkit selfplay p1 [--m 16] [--n-per-bucket 2000] [--seed 0]
-    rewardkit selfplay simulate [--steps 350] [--seeds 3] [--arms A,B,C,D] [--out DIR]
+    rewardkit selfplay simulate [--steps 350] [--seeds 3] [--arms A,B,C,D] [--bank FILE] [--out DIR]
 
 ``--table`` is JSONL, one task per line::
 
@@ -251,6 +251,14 @@ def p1_command(
     show_default=True,
     help="auto: the sandbox when installed, else in-process (bank code only).",
 )
+@click.option(
+    "--bank",
+    "bank_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A task-bank TOML file (format: docs/selfplay.md) instead of the shipped bank. Its "
+    "reference programs run in this process to compute expected outputs: your own code only.",
+)
 @common_options
 @click.pass_context
 def simulate_command(
@@ -262,10 +270,12 @@ def simulate_command(
     alpha: float,
     lam: float,
     executor: str,
+    bank_path: Path | None,
     as_json: bool | None,
     out: Path | None,
 ) -> None:
     """Offline self-play simulation (not LLM training): instruments per step and curves."""
+    from .bank import load_bank
     from .executor import CachedExecutor, SandboxExecutor, TrustedExecutor, default_executor
     from .simulate import SimConfig, simulate
 
@@ -278,12 +288,14 @@ def simulate_command(
     inner = makers[executor]()
     ex = CachedExecutor(inner)
     try:
+        bank = None if bank_path is None else load_bank(path=bank_path, executor=ex)
         sim = simulate(
             tuple(a.strip() for a in arms.split(",") if a.strip()),
             steps,
             rng=seed,
             n_seeds=n_seeds,
             config=SimConfig(alpha=alpha, lam=lam),
+            bank=bank,
             executor=ex,
             progress=None if not as_json else False,
         )
