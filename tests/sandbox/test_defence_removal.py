@@ -55,6 +55,10 @@ sys.path.insert(0, {sandbox!r})
 import _worker  # the real worker, loaded by path exactly as the pool loads it
 del sys.path[0]
 import _child, _landlock
+def replace(owner, name, value):  # a name that is gone fails the start, never passes silently
+    if not hasattr(owner, name):
+        raise SystemExit(f"{{owner.__name__}} has no {{name}}")
+    setattr(owner, name, value)
 # ---- the one defence removed -------------------------------------------------------------
 {patch}
 # ------------------------------------------------------------------------------------------
@@ -90,6 +94,14 @@ def weakened_worker(monkeypatch, where: Path, patch: str) -> None:
 
     monkeypatch.setattr(_confine, "readable_paths", with_launcher)
     monkeypatch.setattr(_pool, "WORKER", launcher)
+
+
+def test_a_launcher_patch_naming_something_gone_fails_the_start(monkeypatch, open_dir):
+    """The removals below must never pass by patching nothing: a renamed function or constant
+    stops the worker before its handshake."""
+    weakened_worker(monkeypatch, open_dir, "replace(_worker.Zygote, '_no_such_method', None)")
+    with pytest.raises(RewardkitError, match="failed to start"):
+        _box().start()
 
 
 def _ctx(**kw) -> dict:
@@ -191,7 +203,8 @@ def test_without_io_uring_refused_a_ring_is_granted_unless_the_probe_refuses_to_
 
 def test_without_io_uring_refused_and_its_probe_the_attack_gets_a_ring(monkeypatch, open_dir):
     monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, "io_uring_setup"))
-    weakened_worker(monkeypatch, open_dir, "_worker.SYS_IO_URING_SETUP = 999  # refused anyway")
+    blind_probe = "replace(_worker, 'SYS_IO_URING_SETUP', 999)  # a number refused anyway"
+    weakened_worker(monkeypatch, open_dir, blind_probe)
     suite = _pick([IO_URING])
     with _start(_box()) as box:
         out = _outcomes(box, suite)
@@ -217,7 +230,8 @@ def test_without_the_work_directory_wipe_a_file_reaches_the_next_program(monkeyp
     it is): the next program finds the file the previous one left."""
     with _start(_box()) as box:
         assert _carry(box) == (True, "'held'")
-    weakened_worker(monkeypatch, open_dir, "_worker.Zygote._pristine = lambda self: True")
+    reuse = "replace(_worker.Zygote, '_pristine', lambda self: True)"
+    weakened_worker(monkeypatch, open_dir, reuse)
     with _start(_box()) as box:
         held, said = _carry(box)
     assert not held and "carry.txt" in said, said
@@ -228,7 +242,7 @@ import os, shutil
 def naive_wipe(top):  # the obvious cleanup: shutil.rmtree of each entry, errors ignored
     for name in os.listdir(top):
         shutil.rmtree(os.path.join(top, name), ignore_errors=True)
-_worker._wipe = naive_wipe
+replace(_worker, "_wipe", naive_wipe)
 """
 NESTED = "1,500 nested directories at cleanup"
 
@@ -260,7 +274,7 @@ def without_value_cap(rec, expect_idx):  # every check but the length of a value
     if type(rec) is list and len(rec) == 5 and rec[1] == "V" and type(rec[4]) is str:
         rec = [*rec[:4], ""]
     return strict_check(rec, expect_idx)
-_worker.is_cell_record = without_value_cap
+replace(_worker, "is_cell_record", without_value_cap)
 """
 
 
@@ -333,7 +347,7 @@ def test_with_reads_not_confined_to_the_readable_paths_a_host_secret_is_read(
 
 # ------------------------------------------------------------------------- signal scoping
 BYSTANDER = "SIGKILL a process of the same user outside the sandbox"
-NO_SIGNAL_SCOPE = "_landlock.SCOPE_ALL = 0b01  # abstract unix sockets only, signals unscoped"
+NO_SIGNAL_SCOPE = "replace(_landlock, 'SCOPE_ALL', 0b01)  # abstract unix sockets, not signals"
 
 
 @pytest.fixture
