@@ -1,22 +1,17 @@
 """A real TRL ``GRPOTrainer(environment_factory=...)`` run on CPU: the model's tool calls are
 executed in the environment and ``get_reward`` reaches the logged rewards (no downloads).
 
-The tiny model is built locally so that it *does* call tools: a one-layer Qwen2 whose attention
-and MLP outputs are zeroed, so that its next-token logits depend on the last token only, with
-hand-set embeddings and output rows. After the generation prompt's last token it samples one of
-five whole tool-call tokens (list the warehouses, read one warehouse's stock, the correct
-answer, "unknown", a write attempt), and after a tool call it ends the turn. The tokenizer is
-character-level plus those tokens, and the chat template is TRL's own Qwen2.5 template (shipped
-inside the trl package), so TRL parses the tool calls with its own response template. The
-environment is the tutorial's warehouse environment (examples/stock_env.py): its observations
-are short, which keeps the character-level sequences small.
+The tiny model (``ToolCallingModel`` in tests/conftest.py, built locally) samples after the
+generation prompt one of five whole tool-call tokens (list the warehouses, read one warehouse's
+stock, the correct answer, "unknown", a write attempt), and after a tool call it ends the turn;
+TRL parses the calls with its own Qwen2.5 template. The environment is the tutorial's warehouse
+environment (examples/stock_env.py): its observations are short, which keeps the
+character-level sequences small.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import string
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +28,10 @@ ENV_ID = "tutorial/stock-check-v1"
 TASK = {"seed": 0, "options": {}}
 # (tool call, probability) the model samples after the generation prompt
 SCRIPT_P = (0.3, 0.3, 0.2, 0.1, 0.1)
-
-
-def _call(name: str, arguments: dict[str, Any]) -> str:
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
-
-
 SCRIPT_ACTIONS: list[dict[str, Any]] = []
 
 
-def _script(stock: Any) -> list[str]:
+def _script(stock: Any) -> list[dict[str, Any]]:
     env = stock.StockEnv(env_id=ENV_ID)
     env.reset(seed=TASK["seed"])
     ref = env.reference_actions()
@@ -54,106 +43,26 @@ def _script(stock: Any) -> list[str]:
         {"answer": {"status": "unknown"}},
         {"tool": "adjust_stock", "args": {"record": "r-0", "qty": 5}},
     ]
-    return [
-        _call(a["tool"], a["args"]) if "tool" in a else _call("answer", a["answer"])
-        for a in SCRIPT_ACTIONS
-    ]
-
-
-WORD = r"\w+|[^\w\s]|\s"
-
-
-def _tokenizer(script: list[str], corpus: str = "") -> Any:
-    """Characters, plus (with a ``corpus``) its words as whole tokens: shorter sequences."""
-    import re
-
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-    from trl.chat_template_utils import qwen2_5_chat_template
-
-    chars = list(string.ascii_letters + string.digits + string.punctuation + " \n")
-    words = sorted(set(re.findall(WORD, corpus + qwen2_5_chat_template)) - set(chars))
-    vocab = {t: i for i, t in enumerate(["<|endoftext|>", "<|im_end|>", "<unk>", *chars, *words])}
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    split = Regex(WORD) if corpus else ""
-    tok.pre_tokenizer = pre_tokenizers.Split(split, behavior="isolated")
-    tok.decoder = decoders.Fuse()  # decode to the exact text (TRL's parser finds its anchors)
-    tok.add_special_tokens(
-        [AddedToken(t, special=True) for t in ("<|endoftext|>", "<|im_end|>", "<|im_start|>")]
-    )
-    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in script])
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token="<unk>"
-    )
-    fast.chat_template = qwen2_5_chat_template
-    return fast
-
-
-def _model(tokenizer: Any, script: list[str]) -> Any:
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    hidden = 8
-    cfg = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden,
-        intermediate_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=8192,
-        tie_word_embeddings=False,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None,
-    )
-    model = Qwen2ForCausalLM(cfg)
-    with torch.no_grad():
-        for layer in model.model.layers:  # no contribution: logits = f(last token)
-            layer.self_attn.o_proj.weight.zero_()
-            layer.mlp.down_proj.weight.zero_()
-        emb, head = model.model.embed_tokens.weight, model.lm_head.weight
-        emb.zero_()
-        head.zero_()
-        emb[:, 2] = 1.0  # every token: "anything else" state
-        newline = tokenizer.convert_tokens_to_ids("\n")
-        emb[newline] = 0.0
-        emb[newline, 0] = 1.0  # the generation prompt ends with "assistant\n"
-        ids = tokenizer.convert_tokens_to_ids(script)
-        for i in ids:
-            emb[i] = 0.0
-            emb[i, 1] = 1.0  # after a tool call
-        scale = math.sqrt(hidden)  # RMSNorm of a unit basis vector
-        for i, p in zip(ids, SCRIPT_P):
-            head[i, 0] = (14.0 + math.log(p)) / scale
-        head[tokenizer.eos_token_id, 1] = 20.0 / scale
-        head[tokenizer.eos_token_id, 2] = 20.0 / scale
-    return model
+    return SCRIPT_ACTIONS
 
 
 # TRL 1.16 itself reads a property that transformers 5.24 deprecates; nothing of ours warns.
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
 @pytest.mark.filterwarnings("ignore:You are using 'environment_factory':UserWarning")
-def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(grpo_config):
+def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(
+    grpo_config, tool_calling_model
+):
     from datasets import Dataset
 
-    stock = load(TUTORIAL)
-    script = _script(stock)
-    tokenizer = _tokenizer(script)
-    model = _model(tokenizer, script)
+    tcm = tool_calling_model
+    script = tcm.calls(_script(load(TUTORIAL)))
+    tokenizer = tcm.tokenizer(script)
+    model = tcm.model(tokenizer, script, SCRIPT_P, positions=8192)
     Stock = environment(ENV_ID, name="StockEnvTRL")
     ds = Dataset.from_dict(
         {"prompt": [[{"role": "user", "content": ""}]] * 4, "task": [json.dumps(TASK)] * 4}
     )
-    rewards_seen: list[float | None] = []
-    original = Stock.get_reward
-
-    def spy(self: Any) -> float | None:
-        r = original(self)
-        rewards_seen.append(r)
-        return r
-
-    Stock.get_reward = spy
+    rewards_seen = tcm.spy_rewards(Stock)
     trainer = trl.GRPOTrainer(
         model=model,
         processing_class=tokenizer,
@@ -191,11 +100,8 @@ def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(grpo_c
     assert len(logs) == 2
     assert rewards_seen and all(r is not None for r in rewards_seen)
     # get_reward's values are what TRL logged: per step, the mean of that step's rewards.
-    per_step = len(rewards_seen) // 2
-    for k, h in enumerate(logs):
-        batch = rewards_seen[k * per_step : (k + 1) * per_step]
-        assert h["rewards/StockEnvTRL/mean"] == pytest.approx(sum(batch) / len(batch), rel=1e-5)
-        assert h["reward"] == pytest.approx(sum(batch) / len(batch), rel=1e-5)
+    tcm.assert_logged_means(logs, "rewards/StockEnvTRL/mean", rewards_seen)
+    tcm.assert_logged_means(logs, "reward", rewards_seen)
     # the companion logged the verifier's parts through log_metric
     assert {"StockEnvTRL/task", "StockEnvTRL/cost", "StockEnvTRL/gate/unauthorized_write"} <= set(
         logs[0]
@@ -205,7 +111,7 @@ def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(grpo_c
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
 @pytest.mark.filterwarnings("ignore:You are using 'environment_factory':UserWarning")
-def test_grpo_environment_factory_on_the_fhir_world(grpo_config):
+def test_grpo_environment_factory_on_the_fhir_world(grpo_config, tool_calling_model):
     """The same run on fhir/anc-threshold-v1: the model searches the patient, searches the
     Observations, answers (or writes, or gives up); the FHIR ledger records its calls."""
     from datasets import Dataset
@@ -224,15 +130,13 @@ def test_grpo_environment_factory_on_the_fhir_world(grpo_config):
         {"answer": {"status": "unknown"}},
         {"tool": "create_order", "args": {"patient": ref[1]["args"]["patient"], "code": "751-8"}},
     ]
-    script = [
-        _call(a["tool"], a["args"]) if "tool" in a else _call("answer", a["answer"])
-        for a in actions
-    ]
+    tcm = tool_calling_model
+    script = tcm.calls(actions)
     corpus = [prompt] + [json.dumps(get_json_schema(getattr(probe, n))) for n in _tool_names(Fhir)]
     for a in actions[:2]:  # the observations the model will be shown
         corpus.append(getattr(probe, a["tool"])(**a["args"]))
-    tokenizer = _tokenizer(script, "\n".join(corpus))
-    model = _model(tokenizer, script)
+    tokenizer = tcm.tokenizer(script, "\n".join(corpus))
+    model = tcm.model(tokenizer, script, SCRIPT_P, positions=8192)
     ds = Dataset.from_dict({"prompt": [[{"role": "user", "content": ""}]] * 2, "task": [task] * 2})
     trainer = trl.GRPOTrainer(
         model=model,

@@ -223,18 +223,36 @@ class TRLReward:
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
+        episodes = self._episodes_of_call(prompts, completions, completion_ids, kwargs)
+        return self._totals(episodes, self.stack.score_batch(episodes), kwargs)
+
+    def _episodes_of_call(
+        self,
+        prompts: Sequence[Any] | None,
+        completions: Sequence[Any] | None,
+        completion_ids: Sequence[Any] | None,
+        kwargs: dict[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The episodes of one call from TRL (its keywords checked)."""
         if completions is None:
             raise ConfigError(
                 f"The 'completions' parameter of reward function {self.__name__!r} is required "
                 f"(TRL passes it as a keyword). Got None."
             )
         _warn_if_mixed(self, self.__name__)
-        log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
         columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
-        episodes = self.episodes(prompts, completions, completion_ids, columns)
-        results = self.stack.score_batch(episodes)
+        return self.episodes(prompts, completions, completion_ids, columns)
+
+    def _totals(
+        self,
+        episodes: list[dict[str, Any]],
+        results: Sequence[RewardResult],
+        kwargs: dict[str, Any],
+    ) -> list[float | None]:
+        """Keep and log the results of one call; the totals TRL gets."""
         self.last_results = tuple(results)
         self._record(episodes, results, kwargs)
+        log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
         if log_metric is not None and self.log_components:
             for key, value in self.metrics(results).items():
                 log_metric(key, value)
@@ -305,15 +323,7 @@ class AsyncTRLReward(TRLReward):
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        if completions is None:
-            raise ConfigError(
-                f"The 'completions' parameter of reward function {self.__name__!r} is required "
-                f"(TRL passes it as a keyword). Got None."
-            )
-        _warn_if_mixed(self, self.__name__)
-        log_metric: Callable[[str, float], None] | None = kwargs.get("log_metric")
-        columns = {k: v for k, v in kwargs.items() if k not in _TRAINER_KWARGS}
-        episodes = self.episodes(prompts, completions, completion_ids, columns)
+        episodes = self._episodes_of_call(prompts, completions, completion_ids, kwargs)
         limit = asyncio.Semaphore(self.max_concurrency)
 
         async def one(ep: dict[str, Any]) -> RewardResult:
@@ -321,12 +331,7 @@ class AsyncTRLReward(TRLReward):
                 return await asyncio.to_thread(self.stack.score, ep)
 
         results = list(await asyncio.gather(*(one(ep) for ep in episodes)))
-        self.last_results = tuple(results)
-        self._record(episodes, results, kwargs)
-        if log_metric is not None and self.log_components:
-            for key, value in self.metrics(results).items():
-                log_metric(key, value)
-        return [r.total for r in results]
+        return self._totals(episodes, results, kwargs)
 
 
 def async_reward_func(
