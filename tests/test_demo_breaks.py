@@ -656,20 +656,19 @@ BREAKS: tuple[Break, ...] = (
           {"selfplay": ("constant column gets reward 0",
                         "simulation (arm A): IG moves the verifier off always-pass tests")}),
     Break("mm-bound-dense", "the bias bound without the sparse-table branch", _mm_bound_dense,
-          {"selfplay": ("seed: MM peak 7/32 ≈ 0.219 nats (m = 16)",
-                        "seed: the peak sits at Ĉ = 8 (m = 16)",
-                        "seed: (15 − Ĉ)/32 above Ĉ = 8 (Ĉ = 12)",
-                        "seed: asymptote 1/4 − 1/(2m), m = 32",
-                        "P1 at m = 16: within 2× for Ĉ ≤ 8, refuted on sparse tables "
-                        "(statistics notes)")}),
+          {"selfplay": ("Miller–Madow bound: peak 7/32 ≈ 0.219 nats (m = 16)",
+                        "Miller–Madow bound: the peak sits at Ĉ = 8 (m = 16)",
+                        "Miller–Madow bound: (15 − Ĉ)/32 above Ĉ = 8 (Ĉ = 12)",
+                        "Miller–Madow bound: asymptote 1/4 − 1/(2m), m = 32",
+                        "P1 at m = 16: within 2× for Ĉ ≤ 8, refuted on sparse tables")}),
     Break("mm-peak-off-by-one", "mm_peak counts G + 2 correctness levels", _mm_peak_off_by_one,
-          {"selfplay": ("seed: asymptote G/(2m), G = 5, m = 32",)}),
+          {"selfplay": ("Miller–Madow bound: asymptote G/(2m), G = 5, m = 32",)}),
     Break("null-is-miller-madow", "the exact null mean replaced by the Miller–Madow term",
           _null_is_miller_madow,
           {"selfplay": ("exact null = simulated null mean (max |z| per bucket)",)}),
     Break("every-probe-detected", "detection_rate reports every family as detected",
           _every_probe_detected,
-          {"selfplay": ("E.4: D_s(aliasing) < 1 without an aliasing-sensitive test",)}),
+          {"selfplay": ("aliasing bug: value-absent tests miss it, D_s(aliasing) < 1",)}),
 )  # fmt: skip
 
 

@@ -37,8 +37,8 @@ def _last_c_hat(m, G):
     ("name", "fake", "failing"),
     [
         # the error the seed corrects (15/32 = 0.469 nats): peak, its place, the sparse bound
-        ("mm_bound", _dense_only, {"MM peak", "at Ĉ = 8", "Ĉ = 12", "1/4"}),
-        ("mm_peak", _last_c_hat, {"MM peak", "1/4"}),
+        ("mm_bound", _dense_only, {"peak 7/32", "at Ĉ = 8", "Ĉ = 12", "1/4"}),
+        ("mm_peak", _last_c_hat, {"peak 7/32", "1/4"}),
     ],
 )
 def test_a_wrong_bound_fails_the_seed_checks(monkeypatch, name, fake, failing):

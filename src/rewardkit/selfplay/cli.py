@@ -69,7 +69,9 @@ def _parse_table(obj: dict[str, Any], path: str, line: int) -> dict[str, Any]:
 
 
 def _demo_table() -> list[dict[str, Any]]:
-    """The E.4 task: its candidates on the GT tests and on a modal "v absent" suite."""
+    """The aliasing task (``remove_all``, whose bank holds a program that rebinds its input
+    list instead of copying it): its candidates on the GT tests and on three "value absent"
+    tests."""
     from .bank import load_bank
     from .executor import CachedExecutor, TestCase, default_executor
 
@@ -96,7 +98,8 @@ def _demo_table() -> list[dict[str, Any]]:
     "table",
     type=click.Path(path_type=Path),
     default=None,
-    help="JSONL of (passed, y) tables.",
+    help="JSONL of (passed, y) tables [default: the embedded aliasing task: remove_all's "
+    "candidates on its GT tests and three tests whose value is absent].",
 )
 @click.option(
     "--correction",

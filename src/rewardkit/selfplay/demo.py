@@ -1,5 +1,5 @@
 """The self-play section of ``rewardkit demo``: IG on a small table, the seed's Miller–Madow
-numbers, the P1 check, the E.4 aliasing probe and a short simulation (a few seconds)."""
+numbers, the P1 check, the aliasing-bug probe and a short simulation (a few seconds)."""
 
 from __future__ import annotations
 
@@ -38,16 +38,22 @@ def seed_checks() -> list[Check]:
     m16 = [mm_bound(c, 16) for c in range(1, 17)]
     peak_at = 1 + m16.index(max(m16))
     return [
-        _close("seed: MM peak 7/32 ≈ 0.219 nats (m = 16)", mm_peak(16, 15), SEED_PEAK_M16),
+        _close(
+            "Miller–Madow bound: peak 7/32 ≈ 0.219 nats (m = 16)", mm_peak(16, 15), SEED_PEAK_M16
+        ),
         Check(
-            "seed: the peak sits at Ĉ = 8 (m = 16)",
+            "Miller–Madow bound: the peak sits at Ĉ = 8 (m = 16)",
             f"{SEED_PEAK_C_HAT}",
             f"{peak_at}",
             peak_at == SEED_PEAK_C_HAT,
         ),
-        _close("seed: (15 − Ĉ)/32 above Ĉ = 8 (Ĉ = 12)", mm_bound(12, 16), SEED_SPARSE_C12),
-        _close("seed: asymptote G/(2m), G = 5, m = 32", mm_peak(32, 5), SEED_SMALL_G),
-        _close("seed: asymptote 1/4 − 1/(2m), m = 32", mm_peak(32, 40), SEED_LARGE_G),
+        _close(
+            "Miller–Madow bound: (15 − Ĉ)/32 above Ĉ = 8 (Ĉ = 12)",
+            mm_bound(12, 16),
+            SEED_SPARSE_C12,
+        ),
+        _close("Miller–Madow bound: asymptote G/(2m), G = 5, m = 32", mm_peak(32, 5), SEED_SMALL_G),
+        _close("Miller–Madow bound: asymptote 1/4 − 1/(2m), m = 32", mm_peak(32, 40), SEED_LARGE_G),
     ]
 
 
@@ -72,14 +78,15 @@ def demo_section() -> Section:
     z = max(abs(b.measured_null_mi - b.exact_null_mi) / b.se for b in p1.buckets)
     checks += [
         Check(
-            "P1 at m = 16: within 2× for Ĉ ≤ 8, refuted on sparse tables (statistics notes)",
+            "P1 at m = 16: within 2× for Ĉ ≤ 8, refuted on sparse tables",
             "holds Ĉ ≤ 8; fails some Ĉ > 8",
             f"holds Ĉ ≤ 8: {dense_ok}; fails Ĉ ∈ {sparse_fail}",
             dense_ok and bool(sparse_fail),
         ),
         Check("exact null = simulated null mean (max |z| per bucket)", "≤ 4", f"{z:.2f}", z <= 4),
     ]
-    # 3. E.4: a suite of modal "value absent" tests never rejects the aliasing bug
+    # 3. the aliasing bug (CoVer appendix E.4: remove_all rebinds its input list instead of
+    # copying it): a suite of modal "value absent" tests never rejects it
     bank = load_bank(task_ids=DEMO_TASKS)
     task = bank.task("remove_all")
     modal = [
@@ -90,7 +97,7 @@ def demo_section() -> Section:
     alias = ds.per_family.get("aliasing")
     checks.append(
         Check(
-            "E.4: D_s(aliasing) < 1 without an aliasing-sensitive test",
+            "aliasing bug: value-absent tests miss it, D_s(aliasing) < 1",
             "< 1",
             f"{alias}",
             alias is not None and alias < 1.0,
