@@ -72,8 +72,6 @@ RESULTS = sorted(
     key=lambda c: f"{c.__module__}.{c.__qualname__}",
 )
 
-LEDGER_ROW = "a row of the environment's ledger, reported inside its Verdict"
-
 # Public frozen dataclasses that are not results, and why (configs, specs, inputs).
 NOT_RESULTS = {
     "rewardkit.stack.Gate": "configuration of a stack (holds a callable)",
@@ -109,9 +107,6 @@ NOT_RESULTS = {
     "rewardkit.envs.sql.data.Tables": "a generated database (input)",
     "rewardkit.envs.sql.phi.PhiFinder": "the verifier's lookup tables (input)",
     "rewardkit.envs.sql.verifier.SqlEpisode": "the verifier's input",
-    "rewardkit.envs.sql.engine.AuthEvent": LEDGER_ROW,
-    "rewardkit.envs.sql.engine.QueryRun": LEDGER_ROW,
-    "rewardkit.envs.sql.tools.LedgerEntry": LEDGER_ROW,
 }
 
 # Result types whose constructor validates its values: a valid instance by hand.

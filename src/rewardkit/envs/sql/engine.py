@@ -41,6 +41,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..._json import JsonMixin
+
 __all__ = [
     "DEFENCES",
     "READ_KEYWORDS",
@@ -113,9 +115,10 @@ _LIMITS = (
 
 
 @dataclass(frozen=True)
-class AuthEvent:
+class AuthEvent(JsonMixin):
     """One authorizer call: the action ("read", "insert", "pragma", …), its table / column or
-    other arguments, the view or trigger it came through, and whether it was allowed."""
+    other arguments, the view or trigger it came through, and whether it was allowed. A row
+    of the environment's ledger: immutable, and ``to_json()`` writes it for inspection."""
 
     action: str
     table: str | None
@@ -125,8 +128,9 @@ class AuthEvent:
 
 
 @dataclass(frozen=True)
-class QueryRun:
-    """What one query text did: its rows (at most ``max_rows``), steps, and every access."""
+class QueryRun(JsonMixin):
+    """What one query text did: its rows (at most ``max_rows``), steps, and every access.
+    Immutable (a run is cached and shared between identical query texts)."""
 
     sql: str
     ok: bool

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._json import JsonMixin
 from ..manifest import ToolManifest, ToolSpec
 from ..manifest import validate_args as validate_manifest_args
 from .engine import AuthEvent, QueryRun, ReadOnlySession
@@ -61,8 +62,10 @@ MANIFEST = ToolManifest(
 
 
 @dataclass(frozen=True)
-class LedgerEntry:
-    """One tool call as the environment saw it."""
+class LedgerEntry(JsonMixin):
+    """One tool call as the environment saw it: a row of the ledger the hidden verifier reads
+    (as the FHIR environment's ``LedgerEntry``). Immutable in fact, so nothing after the call
+    can edit what the verifier will judge; ``to_json()`` writes it for inspection."""
 
     step: int
     tool: str | None
