@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+from rewardkit._frozen import thaw
 from rewardkit._json import canonical_json
 from rewardkit.envs import make
+from rewardkit.envs.sql.cases import load_sql_library
 from rewardkit.envs.sql.golden import diff_golden, load_golden
 from rewardkit.envs.sql.verifier import build_stack
 
@@ -43,3 +45,18 @@ def test_a_changed_verifier_shows_up():
                 changed[what] += 1
     assert changed["weights"] > 10
     assert changed["gate"] >= 2
+
+
+def test_library_records_play_the_cases_own_actions():
+    """A library record is the case's actions as the case wrote them: a frozen copy (tuples,
+    read-only dicts) is refused by the strict action parser, and an episode of refused actions
+    scores 0.0 for the honest control and for every cheat alike, which guards nothing."""
+    cases = {f"library/{c.name}": c for c in load_sql_library()}
+    records = [r for r in load_golden() if r["name"].startswith("library/")]
+    assert len(records) >= 20
+    for r in records:
+        played = r["snapshot"]["actions"]
+        want = json.loads(canonical_json(thaw(cases[r["name"]].actions)))
+        assert played == want[: len(played)] and played, r["name"]
+    totals = {r["name"]: r["verdict"]["total"] for r in records}
+    assert totals["library/control/revenue"] > 3 > 0 > totals["library/write/00"]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._frozen import thaw
 from ..core import Env
 from ..golden import GoldenSet, play_actions
 from ..registry import make
@@ -42,8 +43,8 @@ def _episodes() -> list[tuple[str, Env]]:
             continue
         per_kind[case.kind] = per_kind.get(case.kind, 0) + 1
         env = make(case.env_id)
-        env.reset(seed=case.seed, options=case.options)
-        play_actions(env, case.actions)
+        env.reset(seed=case.seed, options=thaw(case.options))
+        play_actions(env, thaw(case.actions))  # the case is frozen; the parser takes JSON
         out.append((f"library/{case.name}", env))
     for k, env_id in enumerate(ENV_IDS):
         env = make(env_id)
