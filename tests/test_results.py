@@ -107,6 +107,8 @@ NOT_RESULTS = {
     "rewardkit.envs.sql.data.Tables": "a generated database (input)",
     "rewardkit.envs.sql.phi.PhiFinder": "the verifier's lookup tables (input)",
     "rewardkit.envs.sql.verifier.SqlEpisode": "the verifier's input",
+    "rewardkit.envs.stacks.VerifierParts": "a verifier's parts (configuration, holds callables)",
+    "rewardkit.envs.golden.GoldenSet": "a golden set's definition (holds the episode builder)",
 }
 
 # Result types whose constructor validates its values: a valid instance by hand.
