@@ -4,6 +4,7 @@ the field and what is accepted."""
 
 from __future__ import annotations
 
+import ast
 import math
 
 import numpy as np
@@ -15,6 +16,8 @@ from rewardkit.errors import InputError
 from rewardkit.selfplay.inputgen import KINDS, draw, draw_args, parse_args, parse_spec
 
 SEEDS = st.integers(0, 2**32 - 1)
+# no per-example deadline: the machine running the suite may be loaded; a draw takes < 1 ms
+NO_DEADLINE = settings(deadline=None)
 BOUNDS = st.tuples(st.integers(-50, 50), st.integers(0, 60)).map(lambda t: (t[0], t[0] + t[1]))
 LENS = st.tuples(st.integers(0, 6), st.integers(0, 6)).map(lambda t: [t[0], t[0] + t[1]])
 ALPHABETS = st.text(alphabet="abcxyz01 ", min_size=1, max_size=6)
@@ -42,12 +45,14 @@ def run(spec, seed, oracle):
     return got
 
 
+@NO_DEADLINE
 @given(BOUNDS, SEEDS)
 def test_int(b, seed):
     v = run(INT(*b), seed, lambda r: int(r.integers(b[0], b[1] + 1)))
     assert b[0] <= v <= b[1]
 
 
+@NO_DEADLINE
 @given(LENS, BOUNDS, SEEDS)
 def test_list_of_ints_is_one_vectorised_draw(ln, b, seed):
     def oracle(r):
@@ -58,6 +63,7 @@ def test_list_of_ints_is_one_vectorised_draw(ln, b, seed):
     assert ln[0] <= len(v) <= ln[1] and all(b[0] <= x <= b[1] for x in v)
 
 
+@NO_DEADLINE
 @given(LENS, ALPHABETS, SEEDS)
 def test_str_draws_its_length_then_one_choice_call(ln, alphabet, seed):
     def oracle(r):
@@ -68,6 +74,7 @@ def test_str_draws_its_length_then_one_choice_call(ln, alphabet, seed):
     assert ln[0] <= len(v) <= ln[1] and set(v) <= set(alphabet)
 
 
+@NO_DEADLINE
 @given(LENS, LENS, ALPHABETS, SEEDS)
 def test_list_of_strings_draws_one_element_at_a_time(ln, wl, alphabet, seed):
     def word(r):
@@ -80,6 +87,7 @@ def test_list_of_strings_draws_one_element_at_a_time(ln, wl, alphabet, seed):
     assert all(set(w) <= set(alphabet) and wl[0] <= len(w) <= wl[1] for w in v)
 
 
+@NO_DEADLINE
 @given(LENS, LENS, BOUNDS, SEEDS)
 def test_matrix_draws_both_sides_first_then_rows(rows, cols, b, seed):
     def oracle(r):
@@ -90,6 +98,7 @@ def test_matrix_draws_both_sides_first_then_rows(rows, cols, b, seed):
     assert len({len(row) for row in v}) <= 1  # rectangular
 
 
+@NO_DEADLINE
 @given(LENS, BOUNDS, SEEDS)
 def test_sorted(ln, b, seed):
     def oracle(r):
@@ -100,6 +109,7 @@ def test_sorted(ln, b, seed):
     assert v == sorted(v)
 
 
+@NO_DEADLINE
 @given(LENS, BOUNDS, BOUNDS, SEEDS)
 def test_scaled_draws_the_list_then_one_factor_per_element(ln, b, f, seed):
     def oracle(r):
@@ -111,6 +121,7 @@ def test_scaled_draws_the_list_then_one_factor_per_element(ln, b, f, seed):
     run(spec, seed, oracle)
 
 
+@NO_DEADLINE
 @given(LENS, ALPHABETS, SEEDS)
 def test_palindrome(ln, alphabet, seed):
     def oracle(r):
@@ -121,6 +132,7 @@ def test_palindrome(ln, alphabet, seed):
     assert v == v[::-1]
 
 
+@NO_DEADLINE
 @given(st.floats(0, 1), BOUNDS, LENS, SEEDS)
 def test_either_draws_one_uniform_then_only_the_chosen_branch(p, b, ln, seed):
     def oracle(r):
@@ -131,6 +143,7 @@ def test_either_draws_one_uniform_then_only_the_chosen_branch(p, b, ln, seed):
     run({"kind": "either", "p": p, "then": INT(*b), "else": STR(ln, "ab")}, seed, oracle)
 
 
+@NO_DEADLINE
 @given(st.text(alphabet=" ,-", max_size=2), LENS, SEEDS)
 def test_join(sep, ln, seed):
     def oracle(r):
@@ -141,6 +154,7 @@ def test_join(sep, ln, seed):
     run({"kind": "join", "sep": sep, "of": words}, seed, oracle)
 
 
+@NO_DEADLINE
 @given(LENS, st.lists(st.sampled_from("xyzw"), min_size=1, max_size=4), BOUNDS, SEEDS)
 def test_dict_keeps_first_place_and_last_value_of_a_repeated_key(ln, keys, b, seed):
     def oracle(r):
@@ -154,6 +168,7 @@ def test_dict_keeps_first_place_and_last_value_of_a_repeated_key(ln, keys, b, se
     assert set(v) <= set(keys)
 
 
+@NO_DEADLINE
 @given(SEEDS)
 def test_const_draws_nothing(seed):
     r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
@@ -164,6 +179,7 @@ def test_const_draws_nothing(seed):
     assert draw(spec, r1) == [1, "a", [2.5, True]]
 
 
+@NO_DEADLINE
 @given(SEEDS)
 def test_args_are_drawn_left_to_right(seed):
     specs = parse_args([INT(0, 9), STR([1, 3], "ab"), {"kind": "const", "value": 5}], field="args")
@@ -214,6 +230,23 @@ BAD = [
         "expected an int spec; got kind 'str'",
     ),
     ({"kind": "sorted", "of": INT(0, 1)}, "s.of", "a spec giving list; got kind 'int'"),
+    (
+        {"kind": "sorted", "of": {"kind": "const", "value": [1, "a"]}},
+        "s.of",
+        r"its elements \(list\[any\]\) cannot be ordered: give a list of one type",
+    ),
+    (
+        {
+            "kind": "sorted",
+            "of": {
+                "kind": "list",
+                "len": [1, 2],
+                "of": {"kind": "dict", "len": [0, 1], "keys": ["a"], "values": INT(0, 1)},
+            },
+        },
+        "s.of",
+        r"\(list\[dict\]\) cannot be ordered",
+    ),
     (
         {
             "kind": "scaled",
@@ -270,6 +303,22 @@ def test_bad_args_array_and_deep_nesting():
         parse_spec(spec, field="s")
 
 
+def test_a_spec_that_could_draw_too_many_values_is_refused():
+    row = {"kind": "list", "len": [0, 1000], "of": INT(0, 1)}
+    assert parse_spec(row, field="s").size == 1000
+    with pytest.raises(
+        InputError, match=r"field 's': one draw can hold up to 1e\+06 values; at most"
+    ):
+        parse_spec({"kind": "list", "len": [1, 1000], "of": row}, field="s")
+    words = {
+        "kind": "join",
+        "sep": "",
+        "of": {"kind": "list", "len": [1, 400], "of": STR([1, 400], "a")},
+    }
+    with pytest.raises(InputError, match=r"up to 1\.6e\+05 values"):
+        parse_spec(words, field="s")
+
+
 def test_custom_error_builder_gets_field_and_message():
     seen = []
 
@@ -282,7 +331,7 @@ def test_custom_error_builder_gets_field_and_message():
     assert seen[0][0] == "a.b.of.lo"
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, deadline=None)
 @given(SEEDS)
 def test_parsed_specs_are_immutable_and_reusable(seed):
     spec = parse_spec({"kind": "list", "len": [0, 4], "of": INT(0, 3)}, field="s")
@@ -291,3 +340,56 @@ def test_parsed_specs_are_immutable_and_reusable(seed):
     assert a == b
     with pytest.raises(AttributeError):
         spec.kind = "int"  # type: ignore[misc]
+
+
+# --- any valid spec: parses, is deterministic, gives a literal of its declared type ------------
+
+INTS = BOUNDS.map(lambda b: INT(*b))
+WORDS = st.builds(STR, LENS, ALPHABETS)
+INT_LISTS = st.builds(lambda ln, i: {"kind": "list", "len": ln, "of": i}, LENS, INTS)
+WORD_LISTS = st.builds(lambda ln, w: {"kind": "list", "len": ln, "of": w}, LENS, WORDS)
+LEAVES = st.one_of(
+    INTS,
+    WORDS,
+    st.builds(lambda v: {"kind": "const", "value": v}, st.integers(-9, 9) | st.text(max_size=3)),
+    st.builds(lambda w: {"kind": "palindrome", "half": w}, WORDS),
+    st.builds(
+        lambda s, ws: {"kind": "join", "sep": s, "of": ws}, st.sampled_from(" ,"), WORD_LISTS
+    ),
+    st.builds(lambda xs, by: {"kind": "scaled", "of": xs, "by": by}, INT_LISTS, INTS),
+    st.builds(lambda xs: {"kind": "sorted", "of": xs}, INT_LISTS),
+    st.builds(lambda r, c, i: {"kind": "matrix", "rows": r, "cols": c, "of": i}, LENS, LENS, INTS),
+)
+SPECS = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(
+        st.builds(lambda ln, of: {"kind": "list", "len": ln, "of": of}, LENS, inner),
+        st.builds(
+            lambda p, a, b: {"kind": "either", "p": p, "then": a, "else": b},
+            st.floats(0, 1),
+            inner,
+            inner,
+        ),
+        st.builds(
+            lambda ln, k, v: {"kind": "dict", "len": ln, "keys": k, "values": v},
+            LENS,
+            st.lists(st.sampled_from("abc"), min_size=1, max_size=3),
+            inner,
+        ),
+    ),
+    max_leaves=6,
+)
+PY_TYPES = {"int": int, "str": str, "dict": dict}
+
+
+@settings(max_examples=200, deadline=None)
+@given(SPECS, SEEDS)
+def test_any_valid_spec_is_deterministic_and_gives_a_literal_of_its_type(spec, seed):
+    parsed = parse_spec(spec, field="s")
+    value = draw(parsed, np.random.default_rng(seed))
+    assert draw(parsed, np.random.default_rng(seed)) == value
+    assert ast.literal_eval(repr(value)) == value  # inputs are stored as literals
+    if parsed.type in PY_TYPES:
+        assert type(value) is PY_TYPES[parsed.type]
+    elif parsed.type.startswith("list"):
+        assert isinstance(value, list)

@@ -40,7 +40,7 @@ dict        len, keys, values            n, then ``choice(keys, size=n)``, then 
 =========== ============================ ====================================================
 
 Every bad spec raises :class:`~rewardkit.errors.InputError` naming the field (``args[0].of.lo``)
-and what is accepted.
+and what is accepted; lengths are at most 1000 and one draw of a spec at most 100,000 values.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ __all__ = ["KINDS", "Spec", "draw", "draw_args", "parse_args", "parse_spec"]
 INT64_MAX = 2**63 - 1
 MAX_LEN = 1000  # a drawn list, string or matrix side holds at most this many elements
 MAX_SPEC_DEPTH = 16
+MAX_VALUES = 100_000  # elements one draw of one argument may hold (nested lists multiply)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class Spec:
     fields: tuple[tuple[str, Any], ...]
     children: tuple[tuple[str, Spec], ...]
     type: str
+    size: int  # an upper bound on the elements (ints, letters, keys) one draw produces
 
     def get(self, name: str) -> Any:
         return dict(self.fields)[name]
@@ -155,7 +157,7 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "list": (("len",), ("of",), "len = [a, b] with 0 <= a <= b, of: a spec"),
     "str": (("len", "alphabet"), (), "len = [a, b], alphabet: a non-empty string"),
     "matrix": (("rows", "cols"), ("of",), "rows, cols = [a, b], of: an int spec"),
-    "sorted": ((), ("of",), "of: a spec giving a list"),
+    "sorted": ((), ("of",), "of: a spec giving a list of ints, floats, strings or such lists"),
     "scaled": ((), ("of", "by"), "of: a spec giving a list of ints, by: an int spec"),
     "palindrome": ((), ("half",), "half: a str spec"),
     "either": (("p",), ("then", "else"), "p in [0, 1], then and else: specs"),
@@ -206,8 +208,25 @@ def parse_spec(
     }
     fields = {name: obj[name] for name in scalars}
     out_type = _CHECK[kind](fields, children, lambda f, m: err(f"{field}.{f}", f"{m}; {accepted}"))
+    size = _size(kind, fields, children)
+    if size > MAX_VALUES:
+        raise err(field, f"one draw can hold up to {size:.3g} values; at most {MAX_VALUES}")
     frozen = tuple(sorted((k, _freeze(v)) for k, v in fields.items()))
-    return Spec(kind, frozen, tuple(children.items()), out_type)
+    return Spec(kind, frozen, tuple(children.items()), out_type, size)
+
+
+def _size(kind: str, fields: dict[str, Any], ch: dict[str, Spec]) -> int:
+    n = fields["len"][1] if "len" in fields else 1
+    if kind == "matrix":
+        return max(1, int(fields["rows"][1]) * int(fields["cols"][1]))
+    if kind == "scaled":
+        return ch["of"].size * (1 + ch["by"].size)
+    if kind == "palindrome":
+        return 2 * ch["half"].size
+    if kind == "either":
+        return max(ch["then"].size, ch["else"].size)
+    inner = max((c.size for c in ch.values()), default=1)
+    return max(1, int(n)) * inner
 
 
 def _input_error(field: str, message: str) -> Exception:
@@ -310,6 +329,20 @@ def _check_scaled(fields: dict[str, Any], ch: dict[str, Spec], fail: Fail) -> st
     return "list[int]"
 
 
+def _orderable(t: str) -> bool:
+    """Values of type ``t`` can be compared with each other (``sorted`` will not raise)."""
+    return t in ("int", "float", "bool", "str") or (
+        t.startswith("list[") and _orderable(t[len("list[") : -1])
+    )
+
+
+def _check_sorted(fields: dict[str, Any], ch: dict[str, Spec], fail: Fail) -> str:
+    t = _child(ch, "of", "list", fail)
+    if not _orderable(t[len("list[") : -1]):
+        raise fail("of", f"its elements ({t}) cannot be ordered: give a list of one type")
+    return t
+
+
 def _check_either(fields: dict[str, Any], ch: dict[str, Spec], fail: Fail) -> str:
     p = fields["p"]
     if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
@@ -337,7 +370,7 @@ _CHECK: dict[str, Callable[[dict[str, Any], dict[str, Spec], Fail], str]] = {
     "list": _check_list,
     "str": _check_str,
     "matrix": _check_matrix,
-    "sorted": lambda f, ch, fail: _child(ch, "of", "list", fail),
+    "sorted": _check_sorted,
     "scaled": _check_scaled,
     "palindrome": lambda f, ch, fail: _child(ch, "half", "str", fail),
     "either": _check_either,
