@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rewardkit.errors import ConfigError
-from rewardkit.sandbox import Sandbox, Status, TestCase, graded_correctness
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase, graded_correctness
 
 ADD_OK = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return a - b\n"
@@ -82,6 +82,32 @@ def test_same_table_in_a_fresh_process_with_another_hash_seed(sb):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=env, timeout=120, check=True)  # fmt: skip
     assert out.stdout.strip() == here.digest
+
+
+RANDOM_PROGRAMS = [
+    "import random\ndef add(a, b):\n    return random.random()\n",  # imported with the module
+    "def add(a, b):\n    import random\n    return random.random()\n",  # inside the function
+    "from random import random as r\ndef add(a, b):\n    return r()\n",
+    "import tempfile\ndef add(a, b):\n    return __import__('sys').modules['random'].random()\n",
+]
+
+
+def test_random_is_seeded_to_zero_before_every_test(sb):
+    """The zygote does not import ``random`` (its fork handler would cost every child); the
+    child seeds it before each test however the program reaches it: imported with the module,
+    inside the tested function (so on its first call), or by another module.  Oracle:
+    ``random.Random(0)`` here."""
+    import random
+
+    first = random.Random(0).random()
+    tests = [TestCase(f"({k}, {k})", repr(first)) for k in range(4)]
+    table = sb.run(RANDOM_PROGRAMS, tests, entry_point="add")
+    assert table.passed.all(), table.detail
+    script = "import random\nprint(random.random(), random.randint(0, 10**9))\n"
+    rng = random.Random(0)
+    out = f"{rng.random()} {rng.randint(0, 10**9)}"
+    stdio = sb.run([script], [StdioTest("", out)] * 3)
+    assert stdio.passed.all(), stdio.detail
 
 
 def test_graded_correctness(sb):

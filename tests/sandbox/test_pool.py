@@ -89,6 +89,31 @@ def test_workers_stay_small():
         assert all(0 < kb < 64 * 1024 for kb in box._pool.worker_peak_kb)
 
 
+ZYGOTE_MODULES = """
+import os, sys
+sys.path.insert(0, {sandbox!r})
+import _worker
+_worker.preload(_worker.PRELOAD_SLIM)
+print(" ".join(sorted(m for m in {names!r} if m in sys.modules)))
+print(" ".join(sorted(m for m in {names!r} if m in _worker.PRELOAD)))
+"""
+
+
+def test_the_zygote_imports_nothing_that_runs_in_every_child():
+    """Modules that register fork handlers (threading, random) run code in every child, and
+    hashlib / tempfile / typing only make the zygote larger, so every fork dearer: the zygote
+    of a bwrap worker imports none of them (the children import what a program needs)."""
+    names = ("threading", "random", "hashlib", "tempfile", "typing")
+    code = ZYGOTE_MODULES.format(sandbox=str(_pool.WORKER.parent), names=names)
+    out = subprocess.run(
+        [_confine.os.path.realpath(_confine.sys.executable), "-I", "-S", "-c", code],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    imported, preloaded_without_bwrap = out.stdout.split("\n")[:2]
+    assert imported == ""
+    assert {"hashlib", "random", "threading"} <= set(preloaded_without_bwrap.split())
+
+
 def test_worker_peak_is_its_own_not_the_callers():
     """Issue 19: the worker's peak must not inherit the caller's.  ``ru_maxrss`` carries the
     peak of the address space replaced at exec, so a worker spawned by a 200 MiB caller

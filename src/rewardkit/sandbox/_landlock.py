@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import struct
 
 __all__ = ["abi", "make_ruleset", "restrict_self"]
@@ -38,7 +37,7 @@ def _syscall(libc: ctypes.CDLL, *args: object) -> int:
 
 def abi(libc: ctypes.CDLL | None) -> int:
     """The Landlock ABI version of the running kernel (0: none, not x86_64/aarch64, disabled)."""
-    if libc is None or platform.machine() not in ("x86_64", "aarch64"):
+    if libc is None or os.uname().machine not in ("x86_64", "aarch64"):
         return 0
     v = _syscall(libc, SYS_CREATE, None, 0, CREATE_RULESET_VERSION)
     return max(v, 0)

@@ -13,7 +13,6 @@ Modes (as in APPS, CodeContests, TACO and LiveCodeBench):
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 
@@ -33,6 +32,8 @@ def normalise(text: str, mode: str) -> str:
 
 
 def normalised_sha(text: str, mode: str) -> str:
+    import hashlib  # here, not at the top: the zygote stays small (see _worker.PRELOAD)
+
     return hashlib.sha256(normalise(text, mode).encode("utf-8", "surrogatepass")).hexdigest()
 
 

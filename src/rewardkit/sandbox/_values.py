@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the zygote stays small
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_DEPTH", "TEXT_CAP", "Unserialisable", "canon", "parse_literal"]
 
