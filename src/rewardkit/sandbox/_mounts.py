@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-from pathlib import Path
 
 __all__ = ["private_mounts", "unmount"]
 
@@ -58,14 +57,25 @@ def _closed_to_others(path: str) -> bool:
         return False
 
 
+def _ancestors(path: str) -> list[str]:
+    """The directories above an absolute ``path``, from / down (pathlib's ``parents`` reversed;
+    pathlib itself is not imported: the zygote stays small)."""
+    out: list[str] = []
+    d = os.path.dirname(path)
+    while d != path and d not in out:
+        out.append(d)
+        d = os.path.dirname(d)
+    return out[::-1]
+
+
 def _open_homes(libc: ctypes.CDLL, read: list[str]) -> None:
     """Cover each top-most directory that others cannot traverse and that holds a readable path
     with an empty tmpfs (0755), then bind those paths back at the same place."""
     covers: dict[str, list[str]] = {}
     for p in read:
-        for d in reversed(Path(p).parents):
-            if str(d) != "/" and _closed_to_others(str(d)):
-                covers.setdefault(str(d), []).append(p)
+        for d in _ancestors(p):
+            if d != "/" and _closed_to_others(d):
+                covers.setdefault(d, []).append(p)
                 break
     for top, paths in sorted(covers.items()):
         if any(top.startswith(other + "/") for other in covers):
@@ -88,8 +98,8 @@ def _open_homes(libc: ctypes.CDLL, read: list[str]) -> None:
 
 def _bind_back(libc: ctypes.CDLL, fd: int, path: str, top: str) -> None:
     parent = os.path.dirname(path)
-    for d in [*reversed(Path(parent).parents), Path(parent)]:
-        if str(d).startswith(top + "/") and not os.path.isdir(d):
+    for d in [*_ancestors(parent), parent]:
+        if d.startswith(top + "/") and not os.path.isdir(d):
             os.mkdir(d)
             os.chmod(d, 0o755)
     try:
