@@ -9,14 +9,16 @@ Modules, one concept each: ``infogain`` (plug-in MI, Miller–Madow, exact and p
 H(y), gated rewards), ``pruning`` (three-level pruning, k_eff), ``mutations`` (AST mutation
 operators in families), ``probes`` (frozen probe pool P0, D_s, d_j), ``dualpool`` (I_mix + λ·d_j),
 ``estimator_audit`` (bias / RMSE of each correction in your regime), ``predictions`` (the
-Miller–Madow bound and peak, P1, P4), ``bank`` (the embedded task bank), ``testgen`` (test
-generators), ``executor`` (programs × tests through the sandbox, cached), ``simulate`` (the
-offline self-play simulation), ``alpha_sweep`` (P3: the α sweep), ``cli`` (``rewardkit selfplay
-ig|p1|simulate``).
+Miller–Madow bound and peak, P1, P4), ``bank`` (the task bank, built from a data file),
+``bankfile`` (the bank's TOML format, checked), ``inputgen`` (declarative input generators),
+``testgen`` (test generators), ``executor`` (programs × tests through the sandbox, cached),
+``simulate`` (the offline self-play simulation), ``alpha_sweep`` (P3: the α sweep), ``cli``
+(``rewardkit selfplay ig|p1|simulate``).
 """
 
 from .alpha_sweep import AlphaSweep, alpha_sweep
 from .bank import Candidate, CodeTask, TaskBank, load_bank
+from .bankfile import read_bank_file
 from .dualpool import DualPoolRewards, dual_pool_rewards
 from .estimator_audit import AuditRow, EstimatorAudit, estimator_audit
 from .executor import CachedExecutor, SandboxExecutor, TestCase, TrustedExecutor
@@ -82,5 +84,6 @@ __all__ = [
     "permutation_null",
     "plugin_mi",
     "prune",
+    "read_bank_file",
     "simulate",
 ]
