@@ -23,8 +23,12 @@ from ._version import __version__
 from .errors import ConfigError
 
 __all__ = [
+    "MAX_SEED",
+    "REWARD_LIMIT",
+    "SEED",
     "FiniteFloatRange",
     "HelpGroup",
+    "refuse_repeated",
     "check_out",
     "common_options",
     "resolve_settings",
@@ -32,9 +36,50 @@ __all__ = [
 ]
 
 
+# Bounds shared by every command (docs/cli.md, "Numbers and repeated options").
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding and torch's generators take seeds below 2**32
+SEED = click.IntRange(0, MAX_SEED)
+REWARD_LIMIT = 1e6  # a reward value or threshold given on the command line: |x| <= 1e6
+
+
+def refuse_repeated(cmd: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """Refuse a single-valued option given more than once (click would keep the last one).
+
+    Options declared ``multiple`` (``--seeds``, ``--load``, ``--env``) may repeat."""
+    parser = cmd.make_parser(ctx)
+    try:
+        _, _, order = parser.parse_args(args=list(args))
+    except click.UsageError:
+        return  # the command's own parse reports it
+    seen: set[str | None] = set()
+    for p in order:
+        if not isinstance(p, click.Option) or p.multiple or p.count or p.is_eager:
+            continue
+        if p.name in seen:
+            names = "/".join(o for o in [*p.opts, *p.secondary_opts])
+            raise click.UsageError(
+                f"Option '{names}' was given more than once (it takes one value: give it once).",
+                ctx,
+            )
+        seen.add(p.name)
+
+
 class HelpGroup(click.Group):
     """A click group whose command list shows each command's first sentence whole (wrapped),
-    never cut with "..."."""
+    never cut with "...", and that refuses an option given twice (to itself or to the
+    command it runs)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_repeated(self, ctx, args)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and not isinstance(cmd, click.Group) and not ctx.resilient_parsing:
+            refuse_repeated(cmd, click.Context(cmd, parent=ctx, info_name=name), rest)
+        return name, cmd, rest
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []

@@ -52,7 +52,7 @@ def test_json_output_and_default_seeds(tmp_path, capsys):
         (["--device", "tpu"], "The 'device' parameter of receipt must be 'cpu', 'cuda'"),
         (["--seeds", "42", "42"], "must not repeat a seed"),
         (["--seeds", "x"], "'x' is not a valid integer"),
-        (["--seeds", "-1"], "-1 is not in the range x>=0"),
+        (["--seeds", "-1"], "-1 is not in the range 0<=x<=4294967295"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args, message):

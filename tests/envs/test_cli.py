@@ -68,13 +68,13 @@ def test_sweep_writes_plot(tmp_path):
     "argv, match",
     [
         (["redteam", "--backend", "dask"], "rewardkit: error: Invalid value for '--backend'"),
-        (["redteam", "--episodes", "-1"], "rewardkit: error: The '--episodes' and '--seed'"),
+        (["redteam", "--episodes", "-1"], "rewardkit: error: Invalid value for '--episodes'"),
         (
             ["redteam", "--episodes", "0", "--cases", "/nonexistent.jsonl"],
             "rewardkit: error: /nonexistent.jsonl: no such file",
         ),
         (["sweep", "--grid", "1,x"], "rewardkit: error: The '--grid' option of sweep"),
-        (["lab", "rlvr", "--seed", "-2"], "rewardkit: error: The '--seed' option of lab rlvr"),
+        (["lab", "rlvr", "--seed", "-2"], "rewardkit: error: Invalid value for '--seed'"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(argv, match, capsys, tmp_path):

@@ -76,8 +76,8 @@ def test_same_inputs_give_byte_identical_summary(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--seeds", "a,b"], "--seeds.*distinct non-negative ints"),
-        (["--seeds", "1,1"], "--seeds.*distinct non-negative ints"),
+        (["--seeds", "a,b"], "--seeds.*distinct ints in \\[0, 4294967295\\]"),
+        (["--seeds", "1,1"], "--seeds.*distinct ints in \\[0, 4294967295\\]"),
         (["--steps", "0"], "--steps"),
     ],
 )

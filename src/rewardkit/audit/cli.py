@@ -15,19 +15,31 @@ that ran passed but some were not run for lack of data (``--allow-not-run``: 0);
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .._cliutil import FiniteFloatRange, common_options, resolve_settings, write_artefacts
+from .._cliutil import (
+    REWARD_LIMIT,
+    FiniteFloatRange,
+    common_options,
+    resolve_settings,
+    write_artefacts,
+)
 from .._json import canonical_json
 from ..errors import InputError, MappingError
 from .config import AuditConfig
 from .protocols import level_reward
 
 __all__ = ["calibrate_cmd", "validate_cmd"]
+
+MAX_RESAMPLES = 1_000_000  # percentile intervals to ~0.001; the memory check still applies
+MAX_BINS = 1_000
+MAX_GENERATOR_SEEDS = 10_000  # each regenerates the benchmark: ~0.2 s, so ~30 minutes
+GOLD_LIMIT = 1e15  # gold labels are numbers with |x| <= 1e15
 
 NO_DATA = (
     "no data given: {what}; or --preset bioaudit for the shipped synthetic bio-audit benchmark"
@@ -158,6 +170,16 @@ def _preset_options(f: Any) -> Any:
 _PATH = click.Path(dir_okay=False, path_type=Path)
 
 
+def _field_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip() or value != value.strip():
+        raise click.BadParameter(
+            f"must name an item field (non-empty, no surrounding spaces). Got {value!r}.",
+            ctx=ctx,
+            param=param,
+        )
+    return value
+
+
 # --------------------------------------------------------------------------- calibrate
 
 
@@ -185,30 +207,37 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option(
     "--strata",
     "strata_field",
+    callback=_field_name,
     default="stratum",
     show_default=True,
     help="Item field that names each item's stratum (per-stratum agreement).",
 )
 @click.option(
     "--good-min",
-    type=FiniteFloatRange(),
+    type=FiniteFloatRange(-GOLD_LIMIT, GOLD_LIMIT),
     default=None,
     help="Numeric gold: items with gold >= this are 'good' [default: the highest].",
 )
 @click.option(
     "--n-bins",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_BINS),
     default=10,
     show_default=True,
-    help="Bins of the reliability diagram (probability-valued rewards).",
+    help="Bins of the reliability diagram (probability-valued rewards; at most 1000).",
 )
-@click.option("--n-resamples", type=click.IntRange(min=1), default=None, help="Bootstrap B.")
+@click.option(
+    "--n-resamples",
+    type=click.IntRange(1, MAX_RESAMPLES),
+    default=None,
+    help="Bootstrap B (at most 1,000,000, and what fits in half the available memory).",
+)
 @click.option(
     "--generator-seeds",
-    type=click.IntRange(min=0),
+    type=click.IntRange(0, MAX_GENERATOR_SEEDS),
     default=80,
     show_default=True,
-    help="bioaudit preset: recompute ρ and diff over this many generator seeds.",
+    help="bioaudit preset: recompute ρ and diff over this many generator seeds (at most "
+    "10,000; each takes about 0.2 s).",
 )
 @click.option("--plots/--no-plots", default=True, help="Write calibration.png (report extra).")
 @_preset_options
@@ -481,6 +510,8 @@ def _parse_range(text: str | None) -> tuple[float, float] | None:
         lo, hi = float(lo_s), float(hi_s)
     except ValueError:
         raise InputError(f"expected LOW:HIGH, e.g. 0:1; got {text!r}", field="--range") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise InputError(f"expected finite numbers LOW:HIGH; got {text!r}", field="--range")
     if not lo <= hi:
         raise InputError(f"expected LOW <= HIGH; got {text!r}", field="--range")
     return lo, hi
@@ -530,13 +561,13 @@ def _parse_range(text: str | None) -> tuple[float, float] | None:
 )
 @click.option(
     "--spike-in-drop",
-    type=FiniteFloatRange(min=0),
+    type=FiniteFloatRange(0, REWARD_LIMIT),
     default=None,
     help="Required drop clean → corrupted [default: > 0; preset: 0.30].",
 )
 @click.option(
     "--ceiling",
-    type=FiniteFloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(0, REWARD_LIMIT, min_open=True),
     default=None,
     help="bioaudit preset: the mapping gate's ceiling [default 0.85, or the config's].",
 )

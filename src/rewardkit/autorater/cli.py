@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
+from .._cliutil import SEED, HelpGroup, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json, write_atomic
 from .proof import receipt
 
@@ -51,7 +51,7 @@ def autorater() -> None:
 @autorater.command(cls=_SeedsCommand)
 @click.option(
     "--seeds",
-    type=click.IntRange(min=0),
+    type=SEED,
     multiple=True,
     help="Seeds, space-separated [default: 42 43 44].",
 )

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from .._cliutil import HelpGroup, common_options, resolve_settings
+from .._cliutil import SEED, HelpGroup, common_options, resolve_settings
 from .._json import canonical_json, content_hash
 from .engine import Engine
 
@@ -93,7 +93,7 @@ def audit(
 
 
 @bioaudit.command()
-@click.option("--seed", type=int, default=None, help="Generator seed [default: the shipped one].")
+@click.option("--seed", type=SEED, default=None, help="Generator seed [default: the shipped one].")
 @common_options
 @click.pass_context
 def generate(ctx: click.Context, seed: int | None, as_json: bool | None, out: Path | None) -> None:

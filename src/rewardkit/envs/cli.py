@@ -18,9 +18,19 @@ from typing import Any
 
 import click
 
-from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
+from .._cliutil import (
+    SEED,
+    FiniteFloatRange,
+    HelpGroup,
+    common_options,
+    resolve_settings,
+    write_artefacts,
+)
 from .._json import canonical_json
 from ..errors import ConfigError
+
+MAX_EPISODES = 1_000_000  # ~800 episodes/s on one core and ~1 KiB kept per episode
+MAX_VARIANTS = 100  # the shipped environments have fewer; a sweep plays min(this, theirs)
 
 __all__ = ["lab", "redteam", "sweep"]
 
@@ -37,7 +47,7 @@ def lab() -> None:
 
 
 @lab.command("rlvr")
-@click.option("--seed", type=int, default=0, show_default=True, help="Episode seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Episode seed.")
 @click.option(
     "--env",
     "env_id",
@@ -75,10 +85,6 @@ def rlvr(
     from .lab import load_trajectories, run_lab, score_group
 
     as_json, out = resolve_settings(ctx, as_json, out)
-    if seed < 0:
-        raise ConfigError(
-            f"The '--seed' option of lab rlvr must be a non-negative int. Got {seed}."
-        )
     from .registry import load, spec
 
     for module in modules:
@@ -142,12 +148,12 @@ def rlvr(
 @click.command()
 @click.option(
     "--episodes",
-    type=int,
+    type=click.IntRange(0, MAX_EPISODES),
     default=10_000,
     show_default=True,
-    help="Fuzzing episodes (0 = library only).",
+    help="Fuzzing episodes (0 = library only; at most 1,000,000: about 20 minutes and 1 GiB).",
 )
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Random seed of the fuzzing campaign.")  # fmt: skip
 @click.option(
     "--backend",
@@ -165,7 +171,7 @@ def rlvr(
 )
 @click.option(
     "--high-frac",
-    type=float,
+    type=FiniteFloatRange(0.0, 1.0, min_open=True),
     default=0.75,
     show_default=True,
     help="'High' reward = this fraction of a stack's best attainable total.",
@@ -203,16 +209,6 @@ def redteam(
     from .registry import load, make, spec
 
     as_json, out = resolve_settings(ctx, as_json, out)
-    if episodes < 0 or seed < 0:
-        raise ConfigError(
-            f"The '--episodes' and '--seed' options of redteam must be "
-            f"non-negative ints. Got {episodes} and {seed}."
-        )
-    if not 0.0 < high_frac <= 1.0:
-        raise ConfigError(
-            f"The '--high-frac' option of redteam must be a fraction in (0, 1] of a stack's "
-            f"best attainable total. Got {high_frac}."
-        )
     given = ctx.get_parameter_source("high_frac") is click.core.ParameterSource.COMMANDLINE
     if episodes == 0 and given:
         raise ConfigError(
@@ -341,7 +337,11 @@ def redteam(
 
 @click.command()
 @click.option(
-    "--variants", type=int, default=2, show_default=True, help="Task variants per family and trap."
+    "--variants",
+    type=click.IntRange(1, MAX_VARIANTS),
+    default=2,
+    show_default=True,
+    help="Task variants per family and trap (at most 100).",
 )
 @click.option(
     "--grid",

@@ -17,13 +17,15 @@ from typing import Any
 
 import click
 
-from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
+from .._cliutil import MAX_SEED, HelpGroup, common_options, resolve_settings, write_artefacts
 from .._json import canonical_json
 
 __all__ = ["learn"]
 
 DEFAULT_SEEDS = (0, 1, 2)
 DEFAULT_STEPS = 400
+MAX_STEPS = 10_000
+MAX_SEEDS = 100
 
 
 def _seeds(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
@@ -31,9 +33,16 @@ def _seeds(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int,
         seeds = tuple(int(s) for s in value.split(","))
     except ValueError:
         seeds = ()
-    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+    if (
+        not seeds
+        or len(seeds) > MAX_SEEDS
+        or any(not 0 <= s <= MAX_SEED for s in seeds)
+        or len(set(seeds)) != len(seeds)
+    ):
+        shown = value if len(value) <= 60 else value[:57] + "..."
         raise click.BadParameter(
-            f"must be distinct non-negative ints separated by commas (e.g. 0,1,2). Got {value!r}.",
+            f"must be 1 to {MAX_SEEDS} distinct ints in [0, {MAX_SEED}] separated by commas "
+            f"(e.g. 0,1,2). Got {shown!r}.",
             ctx=ctx,
             param=param,
         )
@@ -50,10 +59,10 @@ def _options(f: Any) -> Any:
     )(f)
     f = click.option(
         "--steps",
-        type=click.IntRange(min=1),
+        type=click.IntRange(1, MAX_STEPS),
         default=DEFAULT_STEPS,
         show_default=True,
-        help="GRPO steps per arm and seed.",
+        help="GRPO steps per arm and seed (at most 10,000; 400 take minutes on CPU).",
     )(f)
     return common_options(f)
 

@@ -11,11 +11,20 @@ from pathlib import Path
 
 import click
 
-from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
+from .._cliutil import (
+    FiniteFloatRange,
+    HelpGroup,
+    common_options,
+    resolve_settings,
+    write_artefacts,
+)
 from .._json import canonical_json
 from ..errors import ConfigError
 
 __all__ = ["sandbox"]
+
+
+MAX_PAIRS = 1_000_000  # programs x tests; the default workload has 16,384
 
 
 @click.group(cls=HelpGroup)
@@ -24,18 +33,20 @@ def sandbox() -> None:
 
 
 @sandbox.command()
-@click.option("--programs", "n_programs", type=click.IntRange(1), default=512, show_default=True,
-              help="Programs in the workload.")  # fmt: skip
-@click.option("--tests", "n_tests", type=click.IntRange(2), default=32, show_default=True,
-              help="Tests each program runs.")  # fmt: skip
-@click.option("--budget", "budget_s", type=click.FloatRange(0.01, 60), default=0.1,
+@click.option("--programs", "n_programs", type=click.IntRange(1, 100_000), default=512,
+              show_default=True, help="Programs in the workload (at most 100,000).")  # fmt: skip
+@click.option("--tests", "n_tests", type=click.IntRange(2, 1_000), default=32, show_default=True,
+              help="Tests each program runs (at most 1,000).")  # fmt: skip
+@click.option("--budget", "budget_s", type=FiniteFloatRange(0.01, 60), default=0.1,
               show_default=True, help="Time budget per test, seconds (every design).")  # fmt: skip
-@click.option("--looping", "n_looping", type=click.IntRange(0), default=8, show_default=True,
-              help="Programs that loop forever on one test.")  # fmt: skip
-@click.option("--stride", type=click.IntRange(1), default=64, show_default=True,
+@click.option("--looping", "n_looping", type=click.IntRange(0, 100_000), default=8,
+              show_default=True,
+              help="Programs that loop forever on one test (at most --programs).")  # fmt: skip
+@click.option("--stride", type=click.IntRange(1, 100_000), default=64, show_default=True,
               help="Design (a) runs 1 in STRIDE programs of each category.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(1), default=None,
-              help="Parallel workers for every design [default: one per core].")  # fmt: skip
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="Parallel workers for every design [default: one per core; at most "
+                   "256].")  # fmt: skip
 @common_options
 @click.pass_context
 def bench(
@@ -57,6 +68,12 @@ def bench(
     from .floor import run_floor_bench
 
     as_json, out = resolve_settings(ctx, as_json, out)
+    if n_programs * n_tests > MAX_PAIRS:
+        raise ConfigError(
+            f"The '--programs' and '--tests' options of sandbox bench make {n_programs} x "
+            f"{n_tests} program-test pairs; at most {MAX_PAIRS:,} are accepted (each design "
+            f"runs every pair). Got {n_programs * n_tests:,}."
+        )
     if n_looping > n_programs:
         raise ConfigError(
             f"The '--looping' option of sandbox bench counts programs among --programs "

@@ -22,7 +22,14 @@ from typing import Any
 import click
 import numpy as np
 
-from .._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
+from .._cliutil import (
+    SEED,
+    FiniteFloatRange,
+    HelpGroup,
+    common_options,
+    resolve_settings,
+    write_artefacts,
+)
 from .._io import read_jsonl, require_field
 from .._json import canonical_json
 from .._optional import have
@@ -111,9 +118,10 @@ def _demo_table() -> list[dict[str, Any]]:
 @click.option("--gate", type=click.Choice(GATE_MODES), default="covariance", show_default=True,
               help="covariance: a test earns a reward only when passing it goes with being "
                    "correct; none: no gate.")  # fmt: skip
-@click.option("--n-perm", type=click.IntRange(min=2), default=200, show_default=True,
-              help="Shuffles of --correction permutation.")  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--n-perm", type=click.IntRange(2, 1_000_000), default=200,
+              show_default=True, help="Shuffles of --correction permutation (at most 1,000,000, "
+                   "and what fits in half the available memory).")  # fmt: skip
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Random seed of the shuffles.")  # fmt: skip
 @common_options
 @click.pass_context
@@ -174,9 +182,10 @@ def ig_command(
 @selfplay.command("p1")
 @click.option("--m", "m", type=click.IntRange(min=4, max=64), default=16, show_default=True,
               help="Programs per task (rows of each simulated null table).")  # fmt: skip
-@click.option("--n-per-bucket", type=click.IntRange(min=10), default=2000, show_default=True,
-              help="Null tables simulated for each number of distinct outputs.")  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--n-per-bucket", type=click.IntRange(10, 1_000_000), default=2000,
+              show_default=True, help="Null tables simulated for each number of distinct outputs "
+                   "(at most 1,000,000, and what fits in half the available memory).")  # fmt: skip
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Random seed of the simulated tables.")  # fmt: skip
 @common_options
 @click.pass_context
@@ -230,10 +239,10 @@ def p1_command(
 
 
 @selfplay.command("simulate")
-@click.option("--steps", type=click.IntRange(min=1), default=350, show_default=True,
-              help="Self-play steps per run.")  # fmt: skip
-@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Independent runs per arm.")  # fmt: skip
+@click.option("--steps", type=click.IntRange(1, 100_000), default=350,
+              show_default=True, help="Self-play steps per run (at most 100,000).")  # fmt: skip
+@click.option("--seeds", "n_seeds", type=click.IntRange(1, 1_000), default=3,
+              show_default=True, help="Independent runs per arm (at most 1,000).")  # fmt: skip
 @click.option(
     "--arms",
     default="A,B,C,D,control",
@@ -241,12 +250,13 @@ def p1_command(
     help="Comma-separated arms (control: the coder ignores the tests; every arm is compared "
     "with it).",
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the first run (runs use seed, seed + 1, ...).")  # fmt: skip
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+@click.option("--alpha", type=FiniteFloatRange(0.0, 1.0), default=0.5, show_default=True,
               help="Weight of the active tests against the probe pool.")  # fmt: skip
-@click.option("--lam", type=click.FloatRange(min=0.0), default=0.5, show_default=True,
-              help="Weight of the probe pool's detection rate in the test reward.")  # fmt: skip
+@click.option("--lam", type=FiniteFloatRange(0.0, 1_000.0), default=0.5,
+              show_default=True, help="Weight of the probe pool's detection rate in the test "
+                   "reward (at most 1000).")  # fmt: skip
 @click.option(
     "--executor",
     type=click.Choice(("auto", "sandbox", "trusted")),
