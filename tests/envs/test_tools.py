@@ -43,25 +43,34 @@ def test_manifest_has_costs_schemas_and_unauthorised_writes():
     [
         ({"patient": "p"}, "needs the argument 'code'"),
         ({"patient": "p", "code": "751-8", "colour": 1}, "has no argument 'colour'"),
-        ({"patient": "p", "code": 751}, "must be a non-empty string"),
+        ({"patient": "p", "code": 751}, "argument 'code' of search_observations must be a string"),
         ({"patient": "p", "code": "751-8", "_count": 51}, "must be in [1, 50]"),
-        ({"patient": "p", "code": "751-8", "_count": True}, "must be a non-empty integer"),
+        ({"patient": "p", "code": "751-8", "_count": True}, "must be an integer; got bool"),
         ({"patient": "p", "code": "751-8", "_sort": "newest"}, "must be one of"),
         ({"patient": "", "code": "751-8"}, "must be a non-empty string"),
+        ({"patient": "p" * 201, "code": "751-8"}, "is longer than 200 (201)"),
     ],
 )
 def test_schema_errors(args, match):
-    assert match in validate_args(MANIFEST.get("search_observations"), args)
+    """The FHIR tools' strings are non-empty and at most 200 characters (beyond the schema)."""
+    problem = validate_args(
+        MANIFEST.get("search_observations"), args, nonempty_strings=True, max_chars=200
+    )
+    assert match in problem
+    env = make("fhir/anc-threshold-v1")
+    env.reset(seed=0)
+    assert env.step({"tool": "search_observations", "args": args})[0] == {"error": problem}
 
 
 def test_sql_tools_share_the_schema_check_and_its_messages():
-    """One argument check for every tool family: the SQL tools give the FHIR tools' wording;
+    """One argument check for every tool family (rewardkit.envs.manifest.check_args, also
+    behind protocol.check_tool_args): the SQL tools give the FHIR tools' wording;
     their strings may be empty (a query's text is checked by the engine) and a query is at
     most ``QUERY_MAX_CHARS`` characters."""
     check, spec = sql_tools.validate_args, sql_tools.MANIFEST.get
     assert check(spec("list_tables"), {"x": 1}) == "list_tables has no argument 'x'; accepted: []"
     assert check(spec("query"), {}) == "query needs the argument 'sql'"
-    assert check(spec("query"), {"sql": 5}) == "argument 'sql' of query must be a string; got 5"
+    assert check(spec("query"), {"sql": 5}) == "argument 'sql' of query must be a string; got int"
     assert check(spec("query"), {"sql": ""}) is None
     long = "SELECT 1" + " " * sql_tools.QUERY_MAX_CHARS
     assert check(spec("query"), {"sql": long}) == "query: 'sql' is longer than 4000 characters"
@@ -176,3 +185,14 @@ def test_every_kind_of_result_validates_against_the_fhir_r4b_models(world, page2
         Observation.model_validate(world.resource(o.id))
     for p in list(world.patients.values())[::13]:
         Patient.model_validate(p)
+
+
+def test_protocol_check_tool_args_is_the_manifest_check():
+    """A plain-dict manifest (what a user's environment describes) gets the same messages."""
+    from rewardkit.envs.protocol import check_tool_args
+
+    tools = [{"name": t.name, "args": t.args} for t in MANIFEST.tools]
+    for args in ({"patient": "p"}, {"patient": 3, "code": "x"}, {"x": 1}, [], {"_count": 0}):
+        expected = validate_args(MANIFEST.get("search_observations"), args)
+        assert check_tool_args(tools, "search_observations", args) == expected
+    assert check_tool_args(tools, "nope", {}) == MANIFEST.unknown_tool("nope")

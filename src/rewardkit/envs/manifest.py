@@ -7,11 +7,14 @@ Usage::
     MANIFEST = ToolManifest("my-tools-1.0.0", (ToolSpec("lookup", "Find a record.",
                             {"id": {"type": "string", "required": True}}, 1.0),))
     MANIFEST.get("lookup").cost, MANIFEST.hash         # 1.0, "sha256:…" (enters task lineage)
-    validate_args(MANIFEST.get("lookup"), {"id": ""})  # "argument 'id' of lookup must be …"
+    validate_args(MANIFEST.get("lookup"), {"id": 5})   # "argument 'id' of lookup must be a …"
 
-An argument schema is ``{"type": "string" | "integer" | "number", "required"?, "enum"?,
-"minimum"?, "maximum"?}``. Each family (``envs.fhir``, ``envs.sql``) declares its own manifest
-and may add fields to :class:`ToolSpec` in a subclass; the manifest's hash covers them all.
+An argument schema is ``{"type": "string" | "integer" | "number" | "boolean" | "array",
+"required"?, "enum"?, "minimum"?, "maximum"?, "maxLength"?, "description"?}``; the same check
+serves environments that describe their tools as plain dicts
+(:func:`rewardkit.envs.protocol.check_tool_args`). Each family (``envs.fhir``, ``envs.sql``)
+declares its own manifest and may add fields to :class:`ToolSpec` in a subclass; the
+manifest's hash covers them all.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from .._json import JsonMixin, content_hash
 
-__all__ = ["ToolManifest", "ToolSpec", "validate_args"]
+__all__ = ["ToolManifest", "ToolSpec", "check_args", "validate_args"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,12 @@ class ToolManifest(JsonMixin):
 
     def unknown_tool(self, name: str) -> str:
         """The error observation of a call to a tool the manifest does not have."""
-        return f"unknown tool {name!r}; the manifest has {[t.name for t in self.tools]}"
+        return unknown_tool(name, [t.name for t in self.tools])
+
+
+def unknown_tool(name: Any, names: list[Any]) -> str:
+    """The error observation of a call to a tool that is not among ``names``."""
+    return f"unknown tool {str(name)[:60]!r}; the manifest has {names}"
 
 
 def _plain(args: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -73,39 +81,72 @@ def _plain(args: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def validate_args(
-    spec: ToolSpec, args: Any, *, min_chars: int = 1, max_chars: int | None = 200
-) -> str | None:
-    """None when ``args`` fit the tool's schema, else what is wrong (for the error observation).
+_KINDS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+}
 
-    A string argument must have ``min_chars`` to ``max_chars`` characters (None: no limit)."""
+
+def check_args(
+    tool: str,
+    schema: Mapping[str, Mapping[str, Any]],
+    args: Any,
+    *,
+    nonempty_strings: bool = False,
+    max_chars: int | None = None,
+) -> str | None:
+    """None when ``args`` fit the argument ``schema`` of ``tool``, else what is wrong (the
+    error observation): ``args`` is an object; no argument the tool does not declare; every
+    ``required`` one present; its ``type`` (a bool is no number); ``enum``; ``minimum`` /
+    ``maximum``; ``maxLength`` of a string or array. ``nonempty_strings`` / ``max_chars``: the
+    environment's own limits on every string argument (beyond the schema)."""
     if not isinstance(args, Mapping):
-        return f"'args' of {spec.name} must be an object; got {type(args).__name__}"
-    unknown = sorted(set(args) - set(spec.args))
+        return f"'args' of {tool} must be an object; got {type(args).__name__}"
+    unknown = sorted(str(a) for a in args if a not in schema)
     if unknown:
-        return f"{spec.name} has no argument {unknown[0]!r}; accepted: {sorted(spec.args)}"
-    for name, schema in spec.args.items():
+        return f"{tool} has no argument {unknown[0][:60]!r}; accepted: {sorted(schema)}"
+    for name, rule in schema.items():
         if name not in args:
-            if schema.get("required"):
-                return f"{spec.name} needs the argument {name!r}"
+            if rule.get("required"):
+                return f"{tool} needs the argument {name!r}"
             continue
-        v, kind = args[name], schema["type"]
-        ok = (
-            (
-                kind == "string"
-                and isinstance(v, str)
-                and min_chars <= len(v)
-                and (max_chars is None or len(v) <= max_chars)
+        value, kind = args[name], str(rule.get("type", "string"))
+        allowed = _KINDS.get(kind)
+        if allowed is not None and (
+            not isinstance(value, allowed) or (kind != "boolean" and isinstance(value, bool))
+        ):
+            return (
+                f"argument {name!r} of {tool} must be {'an' if kind[0] in 'aei' else 'a'} "
+                f"{kind}; got {type(value).__name__}"
             )
-            or (kind == "integer" and isinstance(v, int) and not isinstance(v, bool))
-            or (kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool))
-        )
-        if not ok:
-            what = f"non-empty {kind}" if min_chars > 0 else kind
-            return f"argument {name!r} of {spec.name} must be a {what}; got {v!r}"
-        if "enum" in schema and v not in schema["enum"]:
-            return f"argument {name!r} of {spec.name} must be one of {schema['enum']}; got {v!r}"
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            return f"argument {name!r} of {spec.name} must be in [{lo}, {hi}]; got {v!r}"
+        if nonempty_strings and value == "":
+            return f"argument {name!r} of {tool} must be a non-empty string"
+        enum = rule.get("enum")
+        if enum and value not in enum:
+            return f"argument {name!r} of {tool} must be one of {list(enum)}; got {_brief(value)}"
+        lo, hi = rule.get("minimum"), rule.get("maximum")
+        if isinstance(value, (int, float)) and (
+            (lo is not None and value < lo) or (hi is not None and value > hi)
+        ):
+            return f"argument {name!r} of {tool} must be in [{lo}, {hi}]; got {_brief(value)}"
+        most = rule.get("maxLength", max_chars if isinstance(value, str) else None)
+        if most is not None and isinstance(value, (str, list)) and len(value) > most:
+            return f"argument {name!r} of {tool} is longer than {most} ({len(value)})"
     return None
+
+
+def validate_args(
+    spec: ToolSpec, args: Any, *, nonempty_strings: bool = False, max_chars: int | None = None
+) -> str | None:
+    """:func:`check_args` against the tool ``spec``."""
+    return check_args(
+        spec.name, spec.args, args, nonempty_strings=nonempty_strings, max_chars=max_chars
+    )
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"

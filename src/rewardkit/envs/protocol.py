@@ -52,6 +52,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from .manifest import check_args, unknown_tool
+
 __all__ = [
     "REDTEAM_HOOKS",
     "HeldoutLike",
@@ -126,15 +128,6 @@ def tool_specs(env: Any) -> list[dict[str, Any]]:
     return out
 
 
-_KINDS: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-}
-
-
 def check_tool_args(tools: Any, tool: str, args: Any) -> str | None:
     """None when ``args`` fit the schema of ``tool`` in the manifest ``tools`` (a list as
     ``tools()`` returns, or an environment), else what is wrong, for the error observation.
@@ -149,42 +142,5 @@ def check_tool_args(tools: Any, tool: str, args: Any) -> str | None:
     specs = tool_specs(tools) if not isinstance(tools, (list, tuple)) else list(tools)
     spec = next((t for t in specs if isinstance(t, Mapping) and t.get("name") == tool), None)
     if spec is None:
-        names = [t.get("name") for t in specs if isinstance(t, Mapping)]
-        return f"unknown tool {str(tool)[:60]!r}; the tools are {names}"
-    schema_args: Mapping[str, Any] = spec.get("args", {}) or {}
-    if not isinstance(args, Mapping):
-        return f"'args' of {tool} must be an object; got {type(args).__name__}"
-    unknown = sorted(str(a) for a in args if a not in schema_args)
-    if unknown:
-        return f"{tool} has no argument {unknown[0][:60]!r}; accepted: {sorted(schema_args)}"
-    for name, schema in schema_args.items():
-        if name not in args:
-            if schema.get("required"):
-                return f"{tool} needs the argument {name!r}"
-            continue
-        value, kind = args[name], str(schema.get("type", "string"))
-        allowed = _KINDS.get(kind)
-        if allowed is not None and (
-            not isinstance(value, allowed) or (kind != "boolean" and isinstance(value, bool))
-        ):
-            return (
-                f"argument {name!r} of {tool} must be {'an' if kind[0] in 'aei' else 'a'} "
-                f"{kind}; got {type(value).__name__}"
-            )
-        enum = schema.get("enum")
-        if enum and value not in enum:
-            return f"argument {name!r} of {tool} must be one of {list(enum)}; got {_brief(value)}"
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        if isinstance(value, (int, float)) and (
-            (lo is not None and value < lo) or (hi is not None and value > hi)
-        ):
-            return f"argument {name!r} of {tool} must be in [{lo}, {hi}]; got {_brief(value)}"
-        most = schema.get("maxLength")
-        if most is not None and isinstance(value, (str, list)) and len(value) > most:
-            return f"argument {name!r} of {tool} is longer than {most} ({len(value)})"
-    return None
-
-
-def _brief(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:80] + "…"
+        return unknown_tool(tool, [t.get("name") for t in specs if isinstance(t, Mapping)])
+    return check_args(str(tool), spec.get("args", {}) or {}, args)

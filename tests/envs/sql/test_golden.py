@@ -9,16 +9,16 @@ from rewardkit._frozen import thaw
 from rewardkit._json import canonical_json
 from rewardkit.envs import make
 from rewardkit.envs.sql.cases import load_sql_library
-from rewardkit.envs.sql.golden import diff_golden, load_golden
+from rewardkit.envs.sql.golden import GOLDEN
 from rewardkit.envs.sql.verifier import build_stack
 
 
 def test_golden_replays_to_its_verdicts():
-    records = load_golden()
+    records = GOLDEN.load()
     assert len(records) >= 100
     kinds = {r["name"].split("/")[0] for r in records}
     assert kinds == {"library", "fuzz"}
-    assert diff_golden() == []
+    assert GOLDEN.diff() == []
 
 
 def test_a_changed_verifier_shows_up():
@@ -29,7 +29,7 @@ def test_a_changed_verifier_shows_up():
         "weights": build_stack({"evidence": 0.4}),
         "gate": build_stack(),
     }
-    for rec in load_golden():
+    for rec in GOLDEN.load():
         snap = rec["snapshot"]
         old = rec["verdict"]
         for what, stack in stacks.items():
@@ -52,7 +52,7 @@ def test_library_records_play_the_cases_own_actions():
     read-only dicts) is refused by the strict action parser, and an episode of refused actions
     scores 0.0 for the honest control and for every cheat alike, which guards nothing."""
     cases = {f"library/{c.name}": c for c in load_sql_library()}
-    records = [r for r in load_golden() if r["name"].startswith("library/")]
+    records = [r for r in GOLDEN.load() if r["name"].startswith("library/")]
     assert len(records) >= 20
     for r in records:
         played = r["snapshot"]["actions"]

@@ -70,7 +70,7 @@ class FhirEnv(ToolEnv):
         return parse_action(action)
 
     def _validate(self, spec: ToolSpec, args: Any) -> str | None:
-        return validate_args(spec, args)
+        return validate_args(spec, args, nonempty_strings=True, max_chars=200)
 
     def _call(self, step: int, spec: ToolSpec, args: Any) -> tuple[dict[str, Any], LedgerEntry]:
         result, entry = self._runner.call(step, spec.name, args)

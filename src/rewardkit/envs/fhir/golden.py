@@ -2,15 +2,15 @@
 
 Usage::
 
-    from rewardkit.envs.fhir.golden import load_golden, diff_golden
-    diff_golden()          # [] while the verifier is unchanged; else (name, what changed)
+    from rewardkit.envs.fhir.golden import GOLDEN
+    GOLDEN.diff()          # [] while the verifier is unchanged; else (name, what changed)
 
     python -m rewardkit.envs.fhir.golden --write   # after a deliberate verifier change
 
 Like the bio-audit golden set guards its engine, this guards the verifier (seed 002: "before
 any environment change raises scores, rerun historical policies: is it a bug fix, or did the
 task get easier?"). Every record is a replayable snapshot plus its verdict; a changed verdict
-shows up in ``diff_golden`` first, and means a new ``VERIFIER_VERSION`` (the lineage hash then
+shows up in ``GOLDEN.diff()`` first, and means a new ``VERIFIER_VERSION`` (the lineage hash then
 changes too, so old snapshots refuse to replay against the new verifier instead of silently
 scoring differently).
 """
@@ -26,7 +26,7 @@ from ..core import Env
 from ..golden import GoldenSet, play_actions
 from .tasks import VERIFIER_VERSION
 
-__all__ = ["GOLDEN", "GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
+__all__ = ["GOLDEN", "GOLDEN_PATH"]
 
 GOLDEN_PATH = Path(__file__).with_name("data") / "golden-v1.jsonl"
 
@@ -71,9 +71,6 @@ def _episodes() -> list[tuple[str, Env]]:
 
 
 GOLDEN = GoldenSet(GOLDEN_PATH, _episodes, VERIFIER_VERSION)
-compute_golden = GOLDEN.compute
-load_golden = GOLDEN.load
-diff_golden = GOLDEN.diff
 main = GOLDEN.main
 
 if __name__ == "__main__":

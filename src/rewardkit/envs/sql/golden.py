@@ -2,8 +2,8 @@
 
 Usage::
 
-    from rewardkit.envs.sql.golden import diff_golden
-    diff_golden()          # [] while the verifier is unchanged; else (name, what changed)
+    from rewardkit.envs.sql.golden import GOLDEN
+    GOLDEN.diff()          # [] while the verifier is unchanged; else (name, what changed)
 
     python -m rewardkit.envs.sql.golden            # print the verdict diff (exit 1 if any)
     python -m rewardkit.envs.sql.golden --write    # after a deliberate verifier change
@@ -27,7 +27,7 @@ from ..golden import GoldenSet, play_actions
 from ..registry import make
 from .tasks import VERIFIER_VERSION
 
-__all__ = ["GOLDEN", "GOLDEN_PATH", "compute_golden", "diff_golden", "load_golden"]
+__all__ = ["GOLDEN", "GOLDEN_PATH"]
 
 GOLDEN_PATH = Path(__file__).with_name("data") / "golden-v1.jsonl"
 
@@ -59,9 +59,6 @@ def _episodes() -> list[tuple[str, Env]]:
 
 
 GOLDEN = GoldenSet(GOLDEN_PATH, _episodes, VERIFIER_VERSION)
-compute_golden = GOLDEN.compute
-load_golden = GOLDEN.load
-diff_golden = GOLDEN.diff
 main = GOLDEN.main
 
 if __name__ == "__main__":

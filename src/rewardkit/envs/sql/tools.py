@@ -85,7 +85,7 @@ class LedgerEntry(JsonMixin):
 def validate_args(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
     """None when ``args`` fit the tool's schema, else the reason (a string argument may be
     empty; a query has at most ``QUERY_MAX_CHARS`` characters)."""
-    problem = validate_manifest_args(spec, args, min_chars=0, max_chars=None)
+    problem = validate_manifest_args(spec, args)
     if problem is None and spec.name == "query" and len(args["sql"]) > QUERY_MAX_CHARS:
         return f"query: 'sql' is longer than {QUERY_MAX_CHARS} characters"
     return problem
