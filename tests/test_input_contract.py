@@ -336,7 +336,7 @@ def test_a_single_valued_option_given_twice_exits_2(
     needs = [a.format(trajectories=tmp_path / "trajectories.jsonl") for a in NEEDS.get(command, [])]
     cmd = COMMANDS.get(command)
     p = next((q for q in cmd.params if q.opts[0] == option), None) if cmd else None
-    given = [option] if p is not None and p.is_flag else [option, "1"]
+    given = [option] if p is not None and p.is_flag else [option, str(tmp_path / "1")]
     out = tmp_path / "out"
     if command:
         argv = [*command.split(), *needs, *given, *given]
