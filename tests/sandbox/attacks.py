@@ -61,7 +61,7 @@ class Attack:
     src: str  # body after PRELUDE; defines f(x)
     allowed: frozenset[Status] = field(default=frozenset({P}))
     phase: str = "main"  # "main", "set" (leaves state) or "check" (looks for it later)
-    needs: str = ""  # a level the defence relies on; the case is skipped without it
+    needs: str = ""  # levels ("a|b") the defence relies on: skipped where none is in force
 
 
 def _body(code: str) -> str:
@@ -573,7 +573,8 @@ def attacks(ctx: dict) -> list[Attack]:
         Attack(
             "f",
             "fill the disk through the work directory",
-            needs="write-cap",
+            allowed=frozenset({P, C}),  # C: stopped by the entry count (Landlock alone)
+            needs="write-cap|file-cap",
             src=(
                 "def f(x):\n    total, chunk = 0, b'x' * (1 << 20)\n"
                 "    for i in range(400):\n        try:\n"

@@ -107,7 +107,7 @@ def _box(path: str) -> Sandbox:
 def _check(table, suite: list[Attack], levels: tuple[str, ...], box: Sandbox) -> list[str]:
     bad = []
     for row, a in enumerate(suite):
-        if a.needs and a.needs not in levels:
+        if a.needs and not set(a.needs.split("|")) & set(levels):
             continue
         got = Status(int(table.status[row, 0]))
         if got not in a.allowed:

@@ -413,25 +413,42 @@ def test_signal_scoping_each_layer_holds_alone_and_without_both_a_bystander_dies
 FILL = "fill the disk through the work directory"
 
 
-@pytest.mark.parametrize("confinement", ["bwrap", "landlock"])
-def test_without_the_total_write_cap_a_program_writes_400_one_mib_files(monkeypatch, confinement):
-    """Defence: the work directories live in a 64 MiB tmpfs (bubblewrap's ``--size``; on the
-    Landlock path as root, a tmpfs in the worker's private mount namespace), on top of the
-    1 MiB per file of ``RLIMIT_FSIZE``.  The attack writes 400 files of 1 MiB: held at 64 MiB.
-    Removed (a bubblewrap older than 0.10, which has no ``--size``; Landlock without the
-    private mount namespace): all 400 MiB are written."""
+@pytest.mark.parametrize("path", ["bwrap", "landlock", "landlock as an ordinary user"])
+def test_without_the_total_write_cap_a_program_writes_400_one_mib_files(monkeypatch, path):
+    """Defence: on top of the 1 MiB per file of ``RLIMIT_FSIZE``, the work directories live in a
+    64 MiB tmpfs (bubblewrap's ``--size``; on the Landlock path as root, a tmpfs in the worker's
+    private mount namespace), or, where nothing can be mounted (Landlock as an ordinary user),
+    the zygote kills a program that creates more than 64 entries.  The attack writes 400 files
+    of 1 MiB: held at 64 MiB, or stopped just past the 64th entry.  Removed (a bubblewrap older
+    than 0.10, which has no ``--size``; Landlock without the private mount namespace; the entry
+    count off): all 400 MiB are written."""
     suite = _pick([FILL])
-    with _start(_box(confinement)) as box:
-        if "write-cap" not in box.isolation:
-            pytest.skip(f"no total write cap on this path ({box.isolation}): documented")
-        assert _said(box, suite[0].src) == "'held'"
-    if confinement == "bwrap":
-        monkeypatch.setattr(_confine, "bwrap_version", lambda bwrap: (0, 9, 0))
+    confinement = "bwrap" if path == "bwrap" else "landlock"
+    ordinary = path.endswith("ordinary user")
+
+    def box() -> Sandbox:
+        b = _box(confinement, timeout_s=20.0)  # 400 MiB to a disk: seconds
+        if ordinary:
+            _as_ordinary_user(b)
+        return b
+
+    with _start(box()) as b:
+        levels = b.isolation
+        if not {"write-cap", "file-cap"} & set(levels):
+            pytest.skip(f"no total write cap on this path ({levels}): documented")
+        raw = b._pool.execute([suite[0].src], [0], ["(0,)"], "f")  # type: ignore[union-attr]
+    kind, payload = raw[0][2], raw[0][4]
+    if "write-cap" in levels:
+        assert (kind, payload) == ("V", "'held'"), raw
     else:
-        monkeypatch.setattr(_pool, "WRITE_CAP_MB", 0)
-    with _start(_box(confinement, timeout_s=20.0)) as box:  # 400 MiB to a disk: seconds
-        assert "write-cap" not in box.isolation
-        said = _said(box, suite[0].src)
+        assert kind == "C" and payload.startswith("created "), raw
+    if path == "bwrap":
+        monkeypatch.setattr(_confine, "bwrap_version", lambda bwrap: (0, 9, 0))
+    monkeypatch.setattr(_pool, "WRITE_CAP_MB", 0)
+    monkeypatch.setattr(_pool, "FILE_CAP", 0)
+    with _start(box()) as b:
+        assert not {"write-cap", "file-cap"} & set(b.isolation), b.isolation
+        said = _said(b, suite[0].src)
     assert said == "'ESCAPED 400 MiB'", said
 
 

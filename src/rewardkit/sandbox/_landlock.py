@@ -22,6 +22,7 @@ CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
 # filesystem rights by ABI (1: the first 13; 2: REFER; 3: TRUNCATE; 5: IOCTL_DEV)
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+MAKE_DIR = 1 << 7
 FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1}
 FS_ABI5 = (1 << 16) - 1
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | (1 << 14) | (1 << 15)  # rights a file rule takes
@@ -69,11 +70,13 @@ def make_ruleset(
     write: list[str],
     hidden: list[str],
     listable: list[str],
+    make_dirs: bool = True,
 ) -> tuple[int, list[str]]:
     """A ruleset fd granting read/execute beneath ``read`` (minus ``hidden``), directory
     listing (names only, no contents) beneath ``listable`` (the site-packages holding allowed
-    packages: the import system lists them), and everything beneath ``write``.  Returns the fd
-    and the paths granted (missing paths are left out)."""
+    packages: the import system lists them), and everything beneath ``write`` (but making
+    directories when ``make_dirs`` is false: ``_filecap`` then sees every entry a program
+    creates).  Returns the fd and the paths granted (missing paths are left out)."""
     read = _without([os.path.realpath(p) for p in read], [os.path.realpath(h) for h in hidden])
     fs = _fs_rights(version)
     net = NET_TCP if version >= 4 else 0
@@ -86,7 +89,8 @@ def make_ruleset(
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     granted = []
     read_rights = EXECUTE | READ_FILE | READ_DIR
-    for paths, rights in ((read, read_rights), (listable, READ_DIR), (write, fs)):
+    write_rights = fs if make_dirs else fs & ~MAKE_DIR
+    for paths, rights in ((read, read_rights), (listable, READ_DIR), (write, write_rights)):
         for path in paths:
             try:
                 pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)

@@ -30,7 +30,8 @@ __all__ = ["LEVEL_ORDER", "LocalPool"]
 
 WORKER = Path(__file__).with_name("_worker.py")
 LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "ipc-ns", "net-ns", "bwrap",
-               "reads-confined", "write-cap", "landlock", "seccomp-allowlist")  # fmt: skip
+               "reads-confined", "write-cap", "file-cap", "landlock",
+               "seccomp-allowlist")  # fmt: skip
 # What "strict" must verify in every worker before it runs anything.
 STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),
                 "landlock": ("landlock", "reads-confined", "seccomp-allowlist")}  # fmt: skip
@@ -44,6 +45,7 @@ NPROC_DROPPED = 64  # RLIMIT_NPROC of a worker's own uid after the drop, threads
 # threads (and the standard-input feeder) of honest programs on the other workers fail.  Unused
 # by any account: UID_BASE + 256·(pid of the sandbox process mod 2^22) + worker slot.
 UID_BASE, UID_SLOTS = 1 << 30, 256
+FILE_CAP = 64  # entries a program may create where no tmpfs caps its writes (``_filecap``)
 NPROC_MARGIN = 64  # without the drop: tasks a program may add to the uid's current count
 NPROC_PER_WORKER = 4  # bwrap, its pid-1 init, the zygote and its current child
 
@@ -288,6 +290,8 @@ class LocalPool:
             "preload": "slim" if self.plan.confinement == "bwrap" else "full",
             # Landlock alone, as root: a private mount namespace per worker (``_mounts``).
             "private_mounts": WRITE_CAP_MB if root and self.plan.confinement == "landlock" else 0,
+            # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).
+            "file_cap": FILE_CAP if self.plan.confinement == "landlock" else 0,
             "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
         self.prefix = self.plan.worker_command()
@@ -360,6 +364,11 @@ class LocalPool:
             out["writable"] = (
                 f"a fresh per-program directory in a {WRITE_CAP_MB} MiB tmpfs (the worker's "
                 "private mount namespace), 1 MiB per file"
+            )
+        elif "file-cap" in self.isolation:
+            out["writable"] = (
+                f"a fresh per-program directory, at most {FILE_CAP} entries (no subdirectories) "
+                "of 1 MiB each, counted through inotify"
             )
         out["unreachable"] = sorted({p for w in self.workers for p in w.unreachable})
         return out

@@ -52,6 +52,7 @@ try:
         setup_child,
         write_all,
     )
+    from ._filecap import FileCount
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
     from ._mounts import private_mounts, unmount
@@ -70,6 +71,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
         setup_child,
         write_all,
     )
+    from _filecap import FileCount  # type: ignore[no-redef]
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
     from _mounts import private_mounts, unmount  # type: ignore[no-redef]
@@ -169,6 +171,11 @@ class Zygote:
             gained = private_mounts(self.libc, self.base, cfg["read"], cfg["private_mounts"])
             self.mounted = bool(gained)
             levels += gained
+        # Landlock without that tmpfs: the entries a program creates are counted (``_filecap``).
+        self.files: FileCount | None = None
+        if cfg.get("file_cap") and "write-cap" not in levels and self.libc is not None:
+            with suppress(OSError):
+                self.files = FileCount(self.libc, cfg["file_cap"])
         os.chmod(self.base, 0o711 if cfg["uid"] is not None else 0o700)
         self.serial = 0
         cfg["workdir"] = self._fresh_dir()
@@ -176,7 +183,7 @@ class Zygote:
         if cfg.get("landlock", 0) and self.libc is not None:
             fd, _ = make_ruleset(
                 self.libc, cfg["landlock"], cfg["read"], [self.base], cfg["hidden"],
-                cfg["syspath"]
+                cfg["syspath"], make_dirs=self.files is None
             )  # fmt: skip
             self.ruleset = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)  # clear of fds 0-4
             os.close(fd)
@@ -208,6 +215,11 @@ class Zygote:
             levels.append("landlock")
         if cfg["bpf"] and probe.get("fork_blocked") and probe.get("io_uring_blocked"):
             levels.append("seccomp-allowlist")
+        if self.files is not None and self.ruleset >= 0 and probe.get("mkdir_refused"):
+            levels.append("file-cap")
+        elif self.files is not None:  # not verified: not enforced either
+            os.close(self.files.fd)
+            self.files = None
         unreachable = probe.get("unreachable")
         self.unreachable = unreachable if type(unreachable) is list else []
         return levels
@@ -218,6 +230,8 @@ class Zygote:
         os.mkdir(path, 0o700)
         if self.cfg["uid"] is not None:
             os.chown(path, self.cfg["uid"], self.cfg["uid"])
+        if self.files is not None:
+            self.files.watch(path)
         self.stamps = (_stamp(self.base), _stamp(path))
         if self.cfg.get("_prepared"):
             os.environ.clear()
@@ -263,6 +277,11 @@ class Zygote:
                 out["hidden"] = bool(canary) and not _readable(canary)
                 out["landlock"] = not _readable("/", listing=True)
                 out["unreachable"] = [p for p in self.cfg["read"] if not _exists(p)]
+                try:
+                    os.mkdir("rk-probe")
+                    out["mkdir_refused"] = False
+                except OSError:
+                    out["mkdir_refused"] = True
                 write_all(fd, json.dumps(out).encode())
             except BaseException as e:
                 with suppress(BaseException):
@@ -313,6 +332,9 @@ class Zygote:
         self, row: int, src: str, pending: list, entry: str, timed_out: list, stop_on_timeout: bool
     ) -> list:
         """Run ``pending`` in one child; return the tests still to run in a fresh child."""
+        files = self.files
+        if files is not None:
+            files.reset()
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -338,8 +360,14 @@ class Zygote:
             if now >= deadline:
                 kill_reason = "watchdog"
                 break
-            if pfd >= 0:
+            if pfd >= 0 and files is None:
                 exited = bool(select.select([pfd], [], [], min(deadline - now, POLL_S))[0])
+            elif pfd >= 0 and files is not None:  # woken by the exit or by an entry created
+                woke = select.select([pfd, files.fd], [], [], min(deadline - now, POLL_S))[0]
+                exited = pfd in woke
+                if files.over():
+                    kill_reason = "files"
+                    break
             elif not select.select([r], [], [], deadline - now)[0]:
                 continue
             data, eof = _drain(r)
@@ -397,6 +425,8 @@ class Zygote:
                 pos += len(cells) - 1
             elif kill_reason == "violation":
                 self.emit(["cell", row, i, "C", elapsed, "protocol violation"])
+            elif kill_reason == "files" and files is not None:
+                self.emit(["cell", row, i, "C", elapsed, files.detail()[:200]])
             else:
                 self.emit(["cell", row, i, "C", elapsed, _describe(status, ready)])
             rest = pending[pos + 1 :]
