@@ -35,6 +35,25 @@ MAX_VARIANTS = 100  # the shipped environments have fewer; a sweep plays min(thi
 __all__ = ["lab", "redteam", "sweep"]
 
 
+_LOAD = click.option(
+    "--load",
+    "modules",
+    multiple=True,
+    help="Module or .py file that registers your environments (repeatable).",
+)
+
+
+def _load_envs(modules: tuple[str, ...], env_ids: tuple[str, ...]) -> None:
+    """Import the user's modules (``--load``), then look up every ``--env`` id: an unknown id
+    is bad input (exit 2), with a "did you mean"."""
+    from .registry import load, spec
+
+    for module in modules:
+        load(module)
+    for env_id in env_ids:
+        spec(env_id)
+
+
 def _console(as_json: bool) -> Any:
     from rich.console import Console
 
@@ -61,12 +80,7 @@ def lab() -> None:
     default=None,
     help="Score your own group of trajectories (JSONL, docs/envs.md).",
 )
-@click.option(
-    "--load",
-    "modules",
-    multiple=True,
-    help="Module or .py file that registers your environments (repeatable).",
-)
+@_LOAD
 @common_options
 @click.pass_context
 def rlvr(
@@ -85,12 +99,7 @@ def rlvr(
     from .lab import load_trajectories, run_lab, score_group
 
     as_json, out = resolve_settings(ctx, as_json, out)
-    from .registry import load, spec
-
-    for module in modules:
-        load(module)
-    if env_id is not None:
-        spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
+    _load_envs(modules, () if env_id is None else (env_id,))
     res = (
         score_group(load_trajectories(str(traj_path)))
         if traj_path
@@ -182,12 +191,7 @@ def rlvr(
     multiple=True,
     help="Environment id to fuzz (repeatable; default: every fhir/* id).",
 )
-@click.option(
-    "--load",
-    "modules",
-    multiple=True,
-    help="Module or .py file that registers your environments (repeatable).",
-)
+@_LOAD
 @common_options
 @click.pass_context
 def redteam(
@@ -206,7 +210,7 @@ def redteam(
     from .fhir import ENV_IDS
     from .fuzz import fuzz
     from .library import build_library, load_cases, run_case
-    from .registry import load, make, spec
+    from .registry import make
 
     as_json, out = resolve_settings(ctx, as_json, out)
     given = ctx.get_parameter_source("high_frac") is click.core.ParameterSource.COMMANDLINE
@@ -215,10 +219,7 @@ def redteam(
             "The '--high-frac' option of redteam applies to fuzzing episodes; with "
             "'--episodes 0' (the library only) it has no effect: drop it or give --episodes >= 1."
         )
-    for module in modules:
-        load(module)
-    for env_id in env_ids:
-        spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
+    _load_envs(modules, env_ids)
     ids = env_ids or ENV_IDS
     # The FHIR library runs when a fhir id is fuzzed; an environment with a library_cases()
     # hook (the sql/* family) adds the cases written for its id.
@@ -357,12 +358,7 @@ def redteam(
     multiple=True,
     help="Environment id to sweep (repeatable, one family; default: every fhir/* id).",
 )
-@click.option(
-    "--load",
-    "modules",
-    multiple=True,
-    help="Module or .py file that registers your environments (repeatable).",
-)
+@_LOAD
 @common_options
 @click.pass_context
 def sweep(
@@ -387,12 +383,8 @@ def sweep(
             f"The '--grid' option of sweep must be comma-separated numbers. Got {grid!r}."
         ) from None
     from .fhir import ENV_IDS
-    from .registry import load, spec
 
-    for module in modules:
-        load(module)
-    for env_id in env_ids:
-        spec(env_id)  # an unknown id is bad input (exit 2), with a "did you mean"
+    _load_envs(modules, env_ids)
     res = run_sweep(env_ids=env_ids or ENV_IDS, variants=variants, grid=weights)
     hashes = write_artefacts(out, {"sweep.json": res.to_dict()})
     if plot:
