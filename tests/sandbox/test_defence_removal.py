@@ -501,3 +501,28 @@ def test_isolation_basic_lets_the_attacks_through(open_dir, tmp_path):
     assert set(strict_victims) == {Status.PASS}, strict_victims
     assert not any(basic_held.values()), basic_held
     assert Status.CRASH in basic_victims, basic_victims
+
+
+# ------------------------------------------------------------- the private home, opened
+IMPORTS = "import asyncio, argparse, zipfile\ndef f(x):\n    return 'held'\n"
+
+
+def test_without_the_private_home_opened_only_preloaded_modules_import(monkeypatch):
+    """Defence (Landlock alone, as root, the interpreter under a directory other uids cannot
+    traverse, such as pyenv under /root): the worker's private mount namespace covers that
+    directory with an empty tmpfs into which the readable paths are bound back.  Removed (no
+    private mount namespace, as for a root without CAP_SYS_ADMIN): a program importing
+    asyncio, argparse and zipfile gets ModuleNotFoundError, and the report names the paths."""
+    with _start(_box("landlock")) as box:
+        report = box.isolation_report()
+        if "uid-drop" not in box.isolation or "write-cap" not in box.isolation:
+            pytest.skip("not root with a private mount namespace here")
+        kept = _outcomes(box, [Attack("d", "imports", IMPORTS)])["imports"]
+    assert kept == (Status.PASS, "") and report["unreachable"] == [], (kept, report)
+    monkeypatch.setattr(_pool, "WRITE_CAP_MB", 0)
+    with _start(_box("landlock")) as box:
+        report = box.isolation_report()
+        removed = _outcomes(box, [Attack("d", "imports", IMPORTS)])["imports"]
+    if not report["unreachable"]:
+        pytest.skip("the interpreter is not under a private home here: nothing to open")
+    assert removed == (Status.ERROR, "ModuleNotFoundError"), removed
