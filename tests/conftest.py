@@ -191,6 +191,25 @@ class ToolCallingModel:
         return model
 
     @staticmethod
+    def trainer(
+        model: Any, tokenizer: Any, env_cls: Any, *, task: Any, rows: int, args: Any
+    ) -> Any:
+        """A ``GRPOTrainer(environment_factory=env_cls)`` on ``rows`` empty prompts, each with
+        ``task`` in the dataset's ``task`` column, logging ``env_cls.metrics``."""
+        import trl
+        from datasets import Dataset
+
+        prompts = [[{"role": "user", "content": ""}]] * rows
+        return trl.GRPOTrainer(
+            model=model,
+            processing_class=tokenizer,
+            reward_funcs=[env_cls.metrics],
+            train_dataset=Dataset.from_dict({"prompt": prompts, "task": [task] * rows}),
+            environment_factory=env_cls,
+            args=args,
+        )
+
+    @staticmethod
     def spy_rewards(cls: type) -> list[float | None]:
         """Record every ``get_reward`` value of the environment class ``cls`` (in order)."""
         seen: list[float | None] = []

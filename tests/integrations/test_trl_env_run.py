@@ -52,23 +52,18 @@ def _script(stock: Any) -> list[dict[str, Any]]:
 def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(
     grpo_config, tool_calling_model
 ):
-    from datasets import Dataset
-
     tcm = tool_calling_model
     script = tcm.calls(_script(load(TUTORIAL)))
     tokenizer = tcm.tokenizer(script)
     model = tcm.model(tokenizer, script, SCRIPT_P, positions=8192)
     Stock = environment(ENV_ID, name="StockEnvTRL")
-    ds = Dataset.from_dict(
-        {"prompt": [[{"role": "user", "content": ""}]] * 4, "task": [json.dumps(TASK)] * 4}
-    )
     rewards_seen = tcm.spy_rewards(Stock)
-    trainer = trl.GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        reward_funcs=[Stock.metrics],
-        train_dataset=ds,
-        environment_factory=Stock,
+    trainer = tcm.trainer(
+        model,
+        tokenizer,
+        Stock,
+        task=json.dumps(TASK),
+        rows=4,
         args=grpo_config(
             max_completion_length=1024,
             max_tool_calling_iterations=3,
@@ -114,7 +109,6 @@ def test_grpo_environment_factory_executes_tool_calls_and_logs_get_reward(
 def test_grpo_environment_factory_on_the_fhir_world(grpo_config, tool_calling_model):
     """The same run on fhir/anc-threshold-v1: the model searches the patient, searches the
     Observations, answers (or writes, or gives up); the FHIR ledger records its calls."""
-    from datasets import Dataset
     from transformers.utils import get_json_schema
 
     env_id = "fhir/anc-threshold-v1"
@@ -137,13 +131,12 @@ def test_grpo_environment_factory_on_the_fhir_world(grpo_config, tool_calling_mo
         corpus.append(getattr(probe, a["tool"])(**a["args"]))
     tokenizer = tcm.tokenizer(script, "\n".join(corpus))
     model = tcm.model(tokenizer, script, SCRIPT_P, positions=8192)
-    ds = Dataset.from_dict({"prompt": [[{"role": "user", "content": ""}]] * 2, "task": [task] * 2})
-    trainer = trl.GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        reward_funcs=[Fhir.metrics],
-        train_dataset=ds,
-        environment_factory=Fhir,
+    trainer = tcm.trainer(
+        model,
+        tokenizer,
+        Fhir,
+        task=task,
+        rows=2,
         args=grpo_config(
             per_device_train_batch_size=2,
             max_completion_length=6000,

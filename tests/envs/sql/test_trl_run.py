@@ -42,24 +42,19 @@ def _script() -> list[dict[str, Any]]:
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
 @pytest.mark.filterwarnings("ignore:You are using 'environment_factory':UserWarning")
 def test_grpo_runs_sql_tool_calls_and_logs_the_verifier(grpo_config, tool_calling_model):
-    from datasets import Dataset
-
     tcm = tool_calling_model
     actions = _script()
     script = tcm.calls(actions)
     tokenizer = tcm.tokenizer(script)
     model = tcm.model(tokenizer, script, SCRIPT_P, positions=16384)
     Sql = environment(ENV_ID, name="SqlRevenueTRL")
-    ds = Dataset.from_dict(
-        {"prompt": [[{"role": "user", "content": ""}]] * 4, "task": [json.dumps(TASK)] * 4}
-    )
     seen = tcm.spy_rewards(Sql)
-    trainer = trl.GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        reward_funcs=[Sql.metrics],
-        train_dataset=ds,
-        environment_factory=Sql,
+    trainer = tcm.trainer(
+        model,
+        tokenizer,
+        Sql,
+        task=json.dumps(TASK),
+        rows=4,
         args=grpo_config(
             max_completion_length=2048,
             max_tool_calling_iterations=3,
