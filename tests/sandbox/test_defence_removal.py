@@ -526,3 +526,42 @@ def test_without_the_private_home_opened_only_preloaded_modules_import(monkeypat
     if not report["unreachable"]:
         pytest.skip("the interpreter is not under a private home here: nothing to open")
     assert removed == (Status.ERROR, "ModuleNotFoundError"), removed
+
+
+# ------------------------------------------------------------------------------ the network
+TCP = "TCP connect to a host listener"
+SOCKET_CALLS = ("socket", "connect", "sendto", "getsockopt", "setsockopt", "getsockname")
+NO_TCP_RULES = "replace(_landlock, 'NET_TCP', 0)  # Landlock no longer handles TCP"
+
+
+@pytest.mark.parametrize(
+    "removed", ["socket calls", "Landlock TCP rules", "both", "both, under bwrap"]
+)
+def test_network_each_layer_holds_alone_and_without_both_a_host_listener_is_reached(
+    monkeypatch, open_dir, tmp_path, removed
+):
+    """Defences against reaching a host TCP service: seccomp refuses ``socket``, Landlock
+    denies TCP connect, and bubblewrap's worker has its own network namespace.  On the Landlock
+    path each of the first two holds alone; without both (the socket calls on the allow-list,
+    ``NET_TCP`` unhandled in the zygote's ruleset) the program connects to a listener this test
+    opened on 127.0.0.1 and sends to it.  Under bubblewrap the network namespace still holds."""
+    if removed in ("socket calls", "both", "both, under bwrap"):
+        monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, *SOCKET_CALLS))
+    if removed != "socket calls":
+        weakened_worker(monkeypatch, open_dir, NO_TCP_RULES)
+    with _listeners(tmp_path) as (ports, socks):
+        (attack,) = _pick([TCP], _ctx(**ports))
+        confinement = "bwrap" if removed.endswith("bwrap") else "landlock"
+        with _start(_box(confinement)) as box:
+            if confinement == "bwrap" and "net-ns" not in box.isolation:
+                pytest.skip("no bubblewrap network namespace here")
+            said = _said(box, attack.src)
+        try:
+            socks[0].accept()[0].close()
+            reached = True
+        except BlockingIOError:
+            reached = False
+    if removed == "both":
+        assert said == "'ESCAPED tcp'" and reached, said
+    else:
+        assert said == "'held'" and not reached, said
