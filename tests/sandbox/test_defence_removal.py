@@ -565,3 +565,44 @@ def test_network_each_layer_holds_alone_and_without_both_a_host_listener_is_reac
         assert said == "'ESCAPED tcp'" and reached, said
     else:
         assert said == "'held'" and not reached, said
+
+
+# ------------------------------------------------------------------- a uid per worker (root)
+HOLDER = (
+    "import threading, time\nthreading.stack_size(1 << 16)\n"
+    "def f(x):\n    for _ in range(300):\n        try:\n"
+    "            threading.Thread(target=time.sleep, args=(2.0,), daemon=True).start()\n"
+    "        except Exception:\n            break\n    time.sleep(1.5)\n    return 'held'\n"
+)  # holds the process cap (64 tasks of its uid) for 1.5 s
+THREADED_VICTIM = (
+    "import threading, time\n"
+    "def f(x):\n    time.sleep(0.02)\n    out = []\n"
+    "    t = threading.Thread(target=out.append, args=('held',))\n"
+    "    t.start()\n    t.join()\n    return out[0]\n"
+)
+
+
+def _victims_beside_a_holder() -> list[tuple[Status, str]]:
+    with _start(Sandbox(timeout_s=3.0, memory_mb=256, workers=2)) as box:
+        # Row 0 (the holder) and row 1 go to the first worker; the other rows run on the
+        # second worker while the holder holds its threads.
+        t = box.run([HOLDER, *[THREADED_VICTIM] * 13], HELD, entry_point="f")
+    return [(Status(int(s)), str(d)) for s, d in zip(t.status[2:, 0], t.detail[2:, 0])]
+
+
+def test_with_one_uid_for_every_worker_a_program_holding_the_process_cap_starves_the_others(
+    monkeypatch,
+):
+    """Defence (root): each worker's programs drop to a uid of their own, because the kernel
+    counts ``RLIMIT_NPROC`` per uid machine-wide.  Removed (``worker_uid`` the same for every
+    slot): a program holding 64 threads on one worker makes the honest programs on the other
+    worker fail to start a thread (RuntimeError: ERROR) — sabotage that raises the holder's
+    group-relative advantage."""
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop is root's: an ordinary user's cap is a margin (docs)")
+    kept = _victims_beside_a_holder()
+    assert {s for s, _ in kept} == {Status.PASS}, kept
+    one_uid = _pool.worker_uid
+    monkeypatch.setattr(_pool, "worker_uid", lambda pid, slot: one_uid(pid, 0))
+    removed = _victims_beside_a_holder()
+    assert (Status.ERROR, "RuntimeError") in removed, removed
