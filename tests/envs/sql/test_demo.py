@@ -3,6 +3,10 @@ deliberate break (a gate removed from the shipped verifier)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import rewardkit.envs.fuzz as fuzz_module
@@ -43,3 +47,31 @@ def test_demo_checks_fail_when_the_write_and_read_gates_are_removed(monkeypatch)
     assert any(n.startswith("lab rlvr") for n in failed)
     assert any(n.startswith("adversarial library") for n in failed)
     assert any(n.startswith("fuzz 400 episodes") for n in failed)
+
+
+_ARTEFACT_HASHES = """
+import hashlib
+from rewardkit._json import canonical_json
+from rewardkit.envs.sql.demo import demo_section
+for name, obj in sorted(demo_section().artefacts.items()):
+    print(name, hashlib.sha256(canonical_json(obj).encode()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_demo_artefacts_are_byte_identical_across_hash_seeds():
+    """sql_lab.json and sql_redteam.json do not depend on PYTHONHASHSEED (set order once
+    leaked into sql_redteam.json, so the demo's byte-identity failed between processes)."""
+    out = []
+    for seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run(
+            [sys.executable, "-c", _ARTEFACT_HASHES],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+        out.append(proc.stdout)
+    assert out[0] == out[1] and "sql_redteam.json" in out[0]
