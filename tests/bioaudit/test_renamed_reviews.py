@@ -66,7 +66,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("reader", "make"), CASES, ids=lambda c: getattr(c, "__name__", ""))
+@pytest.mark.parametrize(("reader", "make"), CASES, ids=["trajectories", "tasks", "levels"])
 def test_old_name_reads_the_same_with_one_warning_naming_file_and_line(tmp_path, reader, make):
     # line 1 has no review session (or an explicit null), lines 2-4 do
     later = [make(k, {"reviews": [v]}) for k, v in enumerate(["final", "revoked", None], 1)]
@@ -88,7 +88,7 @@ def test_old_name_reads_the_same_with_one_warning_naming_file_and_line(tmp_path,
     assert [r.reviews for r in got] == [None, ("final",), ("revoked",), (None,)]
 
 
-@pytest.mark.parametrize(("reader", "make"), CASES, ids=lambda c: getattr(c, "__name__", ""))
+@pytest.mark.parametrize(("reader", "make"), CASES, ids=["trajectories", "tasks", "levels"])
 def test_both_names_on_one_line_are_refused(tmp_path, reader, make):
     rec = make(0, {"reviews": ["final"]})
     rec["verdicts"] = ["revoked"]
