@@ -121,7 +121,8 @@ def _programs(port: int, target: Path, pytest_pid: int) -> dict[str, tuple[str, 
         "fake result records": (
             "import os, sys\n"
             "FAKE = ['PASS', '[1, \"V\", 0.0, 0.0, \"7654321\"]', '[\"R\", 0.0]',\n"
-            '        \'["cell", 0, 1, "V", 0.0, "7654321"]\', \'["done", 0, 1]\']\n'
+            '        \'["cell", 0, 1, "V", 0.0, "7654321"]\', \'["done", 0, 1]\',\n'
+            '        \'["cells", 0, [[1, "V", 0.0, 0.0, "7654321"]]]\']\n'
             "def f(x):\n    for fd in range(0, 64):\n        for line in FAKE:\n"
             "            try:\n                os.write(fd, (line + '\\n').encode())\n"
             "            except OSError:\n                pass\n    print('PASS')\n    return -1\n",

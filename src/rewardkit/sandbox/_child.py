@@ -46,7 +46,9 @@ __all__ = [
     "is_cell_record",
     "is_ready_record",
     "is_row_record",
+    "prepare_seccomp",
     "read_frame",
+    "rlimits",
     "run_program",
     "setup_child",
     "write_all",
@@ -63,8 +65,15 @@ class _Budget(BaseException):
     """Raised by SIGALRM when a test exceeds its time budget."""
 
 
+_ARMED = [False]  # a test (or the program's import) is running under its budget
+
+
 def _on_alarm(signum: int, frame: object) -> None:
-    raise _Budget
+    # A test's timer is set when it starts and not cancelled when it ends (one system call per
+    # test instead of two): an alarm that comes between tests is ignored, and the next test's
+    # timer replaces a pending one.
+    if _ARMED[0]:
+        raise _Budget
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -134,23 +143,11 @@ def setup_child(
         os.dup2(ruleset, 4)
     _close_from(5 if ruleset >= 0 else 4, libc)
     os.chdir(cfg["workdir"])
-    mem = cfg["memory_mb"] << 20
     cpu = int((n_tests + 1) * cfg["timeout_s"]) + 2
-    nproc, nproc_hard = cfg["nproc"], resource.getrlimit(resource.RLIMIT_NPROC)[1]
-    if nproc_hard != resource.RLIM_INFINITY:
-        nproc = min(nproc, nproc_hard)  # never above the limit we were given
-    limits = [
-        (resource.RLIMIT_AS, mem, mem),
-        (resource.RLIMIT_CPU, cpu, cpu + 1),
-        (resource.RLIMIT_FSIZE, 1 << 20, 1 << 20),
-        (resource.RLIMIT_NOFILE, 64, 64),
-        (resource.RLIMIT_CORE, 0, 0),
-        # Always: after the uid drop it is the cap of the worker's own uid; without the drop it
-        # is our uid's task count plus a margin (see _pool.nproc_cap).  Root alone ignores it.
-        (resource.RLIMIT_NPROC, nproc, nproc),
-    ]
-    for which, soft, hard in limits:
-        resource.setrlimit(which, (soft, hard))
+    setrlimit = resource.setrlimit
+    setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    for which, limit in cfg.get("_rlimits") or rlimits(cfg):
+        setrlimit(which, limit)
     if not cfg.get("_prepared"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG
     if cfg["uid"] is not None:
@@ -161,13 +158,34 @@ def setup_child(
         restrict_self(libc, 4)  # a fresh Landlock domain: this program's alone
         os.close(4)
     if cfg["bpf"] and libc is not None:
-        bpf = cfg.get("_bpf") or bytes.fromhex(cfg["bpf"])
-        _load_seccomp(libc, patch_pid(bpf, os.getpid(), cfg.get("_bpf_offsets")))
+        ready = cfg.get("_seccomp")
+        if ready is not None:
+            _load_prepared(libc, ready, os.getpid())
+        else:
+            _load_seccomp(libc, patch_pid(bytes.fromhex(cfg["bpf"]), os.getpid()))
     if not cfg.get("_prepared"):  # the zygote sets these once per work directory
         os.environ.clear()
         os.environ.update(child_env(cfg["workdir"]))
     sys.path.extend(cfg.get("syspath", ()))  # where the allowed packages live (read-only)
     return 3
+
+
+def rlimits(cfg: dict) -> list[tuple[int, tuple[int, int]]]:
+    """Every child's resource limits but the CPU one (which depends on its number of tests);
+    the zygote computes them once per batch (``cfg["_rlimits"]``)."""
+    mem = cfg["memory_mb"] << 20
+    nproc, nproc_hard = cfg["nproc"], resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if nproc_hard != resource.RLIM_INFINITY:
+        nproc = min(nproc, nproc_hard)  # never above the limit we were given
+    return [
+        (resource.RLIMIT_AS, (mem, mem)),
+        (resource.RLIMIT_FSIZE, (1 << 20, 1 << 20)),
+        (resource.RLIMIT_NOFILE, (64, 64)),
+        (resource.RLIMIT_CORE, (0, 0)),
+        # Always: after the uid drop it is the cap of the worker's own uid; without the drop it
+        # is our uid's task count plus a margin (see _pool.nproc_cap).  Root alone ignores it.
+        (resource.RLIMIT_NPROC, (nproc, nproc)),
+    ]
 
 
 def child_env(workdir: str) -> dict[str, str]:
@@ -183,6 +201,26 @@ def _close_from(low: int, libc: ctypes.CDLL | None) -> None:
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def prepare_seccomp(bpf: bytes, offsets: list[int]) -> tuple:
+    """The filter in a buffer of its own with its ``sock_fprog``, made once by the zygote: a
+    child only writes its pid into the buffer (at ``offsets``, see ``_filter.patch_pid``) and
+    loads it, with no copy of the program and no new ctypes objects."""
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_char_p))
+    return buf, prog, ctypes.byref(prog), tuple(offsets)
+
+
+def _load_prepared(libc: ctypes.CDLL, ready: tuple, pid: int) -> None:
+    buf, _, ref, offsets = ready
+    word = pid.to_bytes(4, "little")
+    for off in offsets:
+        buf[off : off + 4] = word
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ref, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
 
 
 def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
@@ -215,13 +253,15 @@ def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, f
         return send(["X", "S", type(e).__name__])
     g: dict = {"__name__": "solution", "__builtins__": builtins}
     _seed_random(src)
+    armed = _ARMED
     try:
         try:
+            armed[0] = True
             setitimer(real, budget)
             exec(code, g)
             fn = g[entry]
         finally:
-            setitimer(real, 0)
+            armed[0] = False
     except _Budget:
         return send(["X", "T", ""])
     except MemoryError:
@@ -230,20 +270,22 @@ def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, f
         return send(["X", "E", f"missing entry point {entry}"])
     except BaseException as e:
         return send(["X", "E", _name(e)])
-    send(["R", cpu_time()])
+    c0 = cpu_time()
+    send(["R", c0])
     modules = sys.modules
     for i in idxs:
         args = inputs[i]
-        t0, c0 = perf(), cpu_time()
+        t0 = perf()
         try:
             try:
+                armed[0] = True
                 setitimer(real, budget)
                 rnd = modules.get("random")
                 if rnd is not None:
                     rnd.seed(0)
                 text = canon(fn(*args))
             finally:
-                setitimer(real, 0)
+                armed[0] = False
             rec = [i, "V", text]
             if len(text) > TEXT_CAP:
                 rec = [i, "H", _sha256(text)]
@@ -255,7 +297,9 @@ def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, f
             rec = [i, "U", str(e.args[0])[:100]]
         except BaseException as e:  # sys.exit and KeyboardInterrupt are a program's errors too
             rec = [i, "E", _name(e)]
-        rec[2:2] = [perf() - t0, cpu_time() - c0]
+        c1 = cpu_time()  # the test's CPU since the previous one ended (one clock read per test)
+        rec[2:2] = [perf() - t0, c1 - c0]
+        c0 = c1
         send(rec)
 
 
@@ -283,7 +327,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
     names["exit"] = names["quit"] = sys.exit  # the site module's helpers (workers run -S)
     _seed_random(src)
     send(["R", cpu_time()])
-    modules = sys.modules
+    modules, armed = sys.modules, _ARMED
     for i in idxs:
         stdin_text, mode = inputs[i]
         sink = _Sink()
@@ -292,16 +336,18 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
             try:
                 _feed_stdin(stdin_text.encode("utf-8", "surrogatepass"))
                 sys.stdout = io.TextIOWrapper(sink, encoding="utf-8", errors="surrogatepass")
+                armed[0] = True
                 setitimer(real, budget)
-                rnd = modules.get("random")
-                if rnd is not None:
-                    rnd.seed(0)
                 try:
+                    rnd = modules.get("random")
+                    if rnd is not None:
+                        rnd.seed(0)
                     exec(code, {"__name__": "__main__", "__builtins__": names})
                 except SystemExit as e:
                     if e.code not in (None, 0):
                         raise
                 finally:
+                    armed[0] = False
                     setitimer(real, 0)
                 with suppress(BaseException):
                     sys.stdout.flush()
@@ -385,8 +431,11 @@ def is_ready_record(rec: object) -> bool:
 
 
 def decode(line: bytes) -> Any:
+    """One child record.  Decoded as UTF-8 exactly as the sandbox process decodes the zygote's
+    lines (``json.loads`` of bytes would also take UTF-16 or UTF-32): a record the zygote
+    accepts is forwarded byte for byte and must mean the same there."""
     try:
-        return json.loads(line)
+        return json.loads(line.decode("utf-8", "surrogatepass"))
     except Exception:  # ValueError, and RecursionError / MemoryError for hostile nesting
         return None
 

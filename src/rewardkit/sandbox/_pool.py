@@ -36,6 +36,7 @@ LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "ipc-ns", "net-ns", "
 STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),
                 "landlock": ("landlock", "reads-confined", "seccomp-allowlist")}  # fmt: skip
 IN_FLIGHT = 2  # jobs queued per worker, so it never waits for the next one
+CHECK_S = 0.25  # how often the workers' processes are polled (an EOF is seen at once anyway)
 ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # fmt: skip
 Cell = tuple[int, int, str, float, str]  # (row, test index, kind, duration_s, payload)
@@ -214,18 +215,24 @@ def _decode(line: bytes) -> Any:
         return None
 
 
-def _is_cell(rec: Any, job: _Job) -> bool:
-    """``["cell", row, idx, kind, dur, payload]`` for the worker's current job: exact ints (a
-    ``true`` index would select a whole numpy row), a test of that job."""
-    return (
+def _cells_of(rec: Any, job: _Job) -> list | None:
+    """The cells of ``["cells", row, [[idx, kind, dur, cpu, payload], ...]]`` for the worker's
+    current job, or None: exact ints (a ``true`` index would select a whole numpy row), each a
+    test of that job.  Kind, duration and payload are checked where the cells are compared."""
+    if not (
         type(rec) is list
-        and len(rec) == 6
-        and rec[0] == "cell"
+        and len(rec) == 3
+        and rec[0] == "cells"
         and type(rec[1]) is int
         and rec[1] == job.row
-        and type(rec[2]) is int
-        and rec[2] in job.wanted
-    )
+        and type(rec[2]) is list
+    ):
+        return None
+    wanted = job.wanted
+    for c in rec[2]:
+        if not (type(c) is list and len(c) == 5 and type(c[0]) is int and c[0] in wanted):
+            return None
+    return rec[2]
 
 
 def _is_done(rec: Any, job: _Job) -> bool:
@@ -409,6 +416,7 @@ class LocalPool:
         sel = selectors.DefaultSelector()
         for w in self.workers:
             sel.register(w.rfd, selectors.EVENT_READ, w)
+        checked = time.monotonic()
         try:
             while queue or any(w.jobs for w in self.workers):
                 for w in self.workers:
@@ -428,6 +436,9 @@ class LocalPool:
                 ):
                     self._read(key.data, cells, queue)
                 now = time.monotonic()
+                if now - checked < CHECK_S and all(w.heard > 0 for w in self.workers):
+                    continue  # a worker that died closes its pipe: heard < 0 at once
+                checked = now
                 for k, w in enumerate(self.workers):
                     dead = w.proc.poll() is not None
                     if w.jobs and (dead or now - w.heard > self.stall_s):
@@ -452,10 +463,12 @@ class LocalPool:
         for line in lines:
             rec = _decode(line)
             job = w.jobs[0] if w.jobs else None
-            if job is not None and _is_cell(rec, job):
-                _, row, i, kind, dur, payload = rec
-                cells[(row, i)] = (row, i, kind, dur, payload)  # checked again when compared
-                job.got.add(i)
+            got = None if job is None else _cells_of(rec, job)
+            if job is not None and got is not None:
+                row = job.row
+                for i, kind, dur, _, payload in got:
+                    cells[(row, i)] = (row, i, kind, dur, payload)  # checked again when compared
+                    job.got.add(i)
             elif job is not None and _is_done(rec, job):
                 self.forks += rec[2]
                 w.peak_kb = max(w.peak_kb, rec[3])

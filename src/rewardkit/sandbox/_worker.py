@@ -12,8 +12,9 @@ Protocol (one JSON document per line):
   "nproc": n}`` (canonical argument tuples, ``null`` for invalid tests; the children's process
   cap, refreshed per batch) and ``{"op": "job", "row": r,
   "program": src, "idxs": [...], "entry": name}``.
-- stdout, to the sandbox: ``["cell", row, idx, kind, duration_s, payload]`` per test as soon as it
-  is final (a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
+- stdout, to the sandbox: ``["cells", row, [[idx, kind, duration_s, cpu_s, payload], ...]]``
+  with the cells final since the last such line (the child's records, forwarded as they came
+  once checked; a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
   peak_rss_kb]`` per job.
 - child → zygote pipe: ``["R", cpu_s]`` once the program's module ran, then ``[idx, kind, dur, cpu,
   payload]`` per test in order, or ``["X", kind, payload]`` when the whole row fails (syntax
@@ -47,7 +48,9 @@ try:
         is_cell_record,
         is_ready_record,
         is_row_record,
+        prepare_seccomp,
         read_frame,
+        rlimits,
         run_program,
         setup_child,
         write_all,
@@ -66,7 +69,9 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
         is_cell_record,
         is_ready_record,
         is_row_record,
+        prepare_seccomp,
         read_frame,
+        rlimits,
         run_program,
         setup_child,
         write_all,
@@ -150,6 +155,8 @@ class Zygote:
         self.inputs: list = []
         self.pid = os.getpid()
         self.out: list[bytes] = []
+        self.cells: list[bytes] = []  # cells of the current row not yet sent
+        self.row = -1
         try:
             self.libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
         except OSError:
@@ -195,12 +202,13 @@ class Zygote:
         # Once per worker rather than once per program: the filter's bytes and where its pid
         # goes, /dev/null, SIGXFSZ ignored; the environment is set with each work directory.
         if cfg["bpf"]:
-            cfg["_bpf"] = bytes.fromhex(cfg["bpf"])
-            cfg["_bpf_offsets"] = pid_offsets(cfg["_bpf"])
+            bpf = bytes.fromhex(cfg["bpf"])
+            cfg["_seccomp"] = prepare_seccomp(bpf, pid_offsets(bpf))
         devnull = os.open(os.devnull, os.O_RDWR)
         cfg["_devnull"] = fcntl.fcntl(devnull, fcntl.F_DUPFD_CLOEXEC, 100)
         os.close(devnull)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        cfg["_rlimits"] = rlimits(cfg)
         cfg["_prepared"] = True
         os.environ.clear()
         os.environ.update(child_env(cfg["workdir"]))
@@ -307,12 +315,24 @@ class Zygote:
     def emit(self, rec: list) -> None:
         self.out.append((json.dumps(rec) + "\n").encode())
 
+    def cell(self, i: int, kind: str, dur: float, payload: str) -> None:
+        """A cell the zygote decided itself (a whole-row failure, a timeout, a crash)."""
+        self.cells.append(json.dumps([i, kind, dur, 0.0, payload]).encode())
+
     def flush(self) -> None:
+        """One ``["cells", row, [...]]`` line for the cells final since the last flush (the
+        child's own records among them forwarded byte for byte: each was decoded alone and
+        checked by ``is_cell_record``, so it is one JSON array of exact types), then the rest."""
+        if self.cells:
+            line = b'["cells", %d, [' % self.row + b", ".join(self.cells) + b"]]\n"
+            self.out.insert(0, line)
+            self.cells.clear()
         if self.out:
             write_all(1, b"".join(self.out))
             self.out.clear()
 
     def job(self, row: int, src: str, idxs: list, entry: str) -> None:
+        self.row = row
         pending, forks = list(idxs), 0
         timed_out: list[tuple[int, float]] = []
         while pending:
@@ -389,13 +409,13 @@ class Zygote:
                     cpu_seen = rec[1]
                 elif not ready and is_row_record(rec):
                     for i in pending[pos:]:
-                        self.emit(["cell", row, i, rec[1], 0.0, rec[2]])
+                        self.cell(i, rec[1], 0.0, rec[2])
                         if rec[1] == "T":
                             timed_out.append((i, 0.0))
                     pos = len(pending)
                 elif ready and pos < len(pending) and is_cell_record(rec, pending[pos]):
-                    i, kind, dur, cpu, payload = rec
-                    self.emit(["cell", row, i, kind, dur, payload])
+                    i, kind, _, cpu, _ = rec
+                    self.cells.append(line)
                     if kind == "T":
                         timed_out.append((i, cpu))
                     cpu_seen += cpu
@@ -420,15 +440,15 @@ class Zygote:
             if kill_reason == "watchdog" or _signal_of(status) == signal.SIGXCPU:
                 cells = pending[pos:] if not ready or stop_on_timeout else [i]
                 for j in cells:
-                    self.emit(["cell", row, j, "T", elapsed, ""])
+                    self.cell(j, "T", elapsed, "")
                     timed_out.append((j, window_cpu))
                 pos += len(cells) - 1
             elif kill_reason == "violation":
-                self.emit(["cell", row, i, "C", elapsed, "protocol violation"])
+                self.cell(i, "C", elapsed, "protocol violation")
             elif kill_reason == "files" and files is not None:
-                self.emit(["cell", row, i, "C", elapsed, files.detail()[:200]])
+                self.cell(i, "C", elapsed, files.detail()[:200])
             else:
-                self.emit(["cell", row, i, "C", elapsed, _describe(status, ready)])
+                self.cell(i, "C", elapsed, _describe(status, ready))
             rest = pending[pos + 1 :]
         self.flush()
         return rest
@@ -481,10 +501,22 @@ def _mkdtemp() -> str:
     raise FileExistsError(f"no free directory name under {top}")
 
 
+def _read_proc(path: str) -> bytes:
+    """A /proc file's bytes through plain system calls (no file objects: this runs after every
+    program, in the zygote, whose every touched page is a copy-on-write fault after a fork)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        out = b""
+        while chunk := os.read(fd, 1 << 16):
+            out += chunk
+        return out
+    finally:
+        os.close(fd)
+
+
 def _children(pid: int) -> list[int]:
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(p) for p in fh.read().split()]
+        return [int(p) for p in _read_proc(f"/proc/{pid}/task/{pid}/children").split()]
     except FileNotFoundError:  # kernels without CONFIG_PROC_CHILDREN: scan /proc
         out = []
         for name in os.listdir("/proc"):
@@ -577,10 +609,10 @@ def _status_kb(field: str) -> int:
     ``ru_maxrss``: the kernel carries the maximum of the address space a process replaced at
     ``exec`` into it, so a worker started (vfork + exec) from a large caller would report the
     caller's peak as its own."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
+    key = field.encode() + b":"
+    for line in _read_proc("/proc/self/status").split(b"\n"):
+        if line.startswith(key):
+            return int(line.split()[1])
     return 0
 
 
@@ -648,6 +680,7 @@ def main() -> None:
             if msg["op"] == "tests":
                 z.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
                 z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])  # refreshed per batch
+                z.cfg["_rlimits"] = rlimits(z.cfg)
             elif msg["op"] == "job":
                 z.job(msg["row"], msg["program"], msg["idxs"], msg["entry"])
             elif msg["op"] == "quit":

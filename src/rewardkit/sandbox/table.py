@@ -148,6 +148,7 @@ class _Comparer:
     def __init__(self, prep: _Prepared, m: int) -> None:
         self.prep, self.m = prep, m
         self.parsed: dict[str, Any] = {}
+        self.hashes: dict[str, str] = {}  # sha256[:16] of value payloads seen (they repeat)
 
     def __call__(self, raw: object) -> tuple[int, int, float, Status, str, str] | None:
         k = len(self.prep.inputs)
@@ -207,7 +208,12 @@ class _Comparer:
             out = self._stdout(payload)
             if out is not None:
                 return normalised_sha(out, expected.mode)[:16]
-        return _sha16(payload)
+        h = self.hashes.get(payload)
+        if h is None:
+            h = _sha16(payload)
+            if len(payload) <= _CACHE_TEXT:
+                self.hashes[payload] = h
+        return h
 
 
 _CACHE_TEXT = 4096  # parsed trees of outputs up to this size are kept for reuse
