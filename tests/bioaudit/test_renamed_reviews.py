@@ -187,3 +187,37 @@ def test_an_audit_item_with_the_old_field_scores_the_same():
     assert want == reward({"id": "a", "levels": [3, 3]})  # the revoked L0 is masked
     with pytest.raises(InputError, match="field 'reviews'"):
         reward({"id": "a", "levels": [3, 3], "reviews": ["final"]})
+
+
+def test_an_audit_task_with_the_old_attribute_scores_the_same():
+    """A user's Task class written for the old attribute name ``verdicts``."""
+    import dataclasses
+
+    from rewardkit.audit import LevelReward
+    from rewardkit.audit.scoring import score_tasks, taskset_hash
+    from rewardkit.bioaudit import Engine
+
+    @dataclasses.dataclass(frozen=True)
+    class OldTask:
+        task_id: str
+        decisions: tuple
+        verdicts: tuple | None
+        n_gold_correct: int
+        n_gold_error: int
+        n_gold_edge: int
+
+    tasks = [t for t in load_benchmark().tasks if t.reviews is not None][:3]
+    assert tasks and any("revoked" in t.reviews or "provisional" in t.reviews for t in tasks)
+    old = [
+        OldTask(t.task_id, t.decisions, t.reviews, t.n_gold_correct, t.n_gold_error, t.n_gold_edge)
+        for t in tasks
+    ]
+    want = score_tasks(tasks, judge=Engine(), reward=LevelReward())
+    with pytest.warns(RenamedFieldWarning, match="OldTask: the task attribute 'verdicts'"):
+        got = score_tasks(old, judge=Engine(), reward=LevelReward())
+    assert got.to_json() == want.to_json()
+    with pytest.warns(RenamedFieldWarning):
+        assert taskset_hash(old) == taskset_hash(tasks)
+    # the reviews matter: scored as if no review session, the values differ
+    plain = [dataclasses.replace(t, reviews=None) for t in tasks]
+    assert score_tasks(plain, judge=Engine(), reward=LevelReward()).values != want.values

@@ -29,7 +29,7 @@ from typing import Any
 from .._json import JsonMixin, canonical_json, content_hash, to_plain
 from ..levels import Step
 from .protocols import Golden, Judge, Reward, Task, output_value
-from .scoring import judge_levels, score_tasks
+from .scoring import judge_levels, score_tasks, task_reviews
 from .spike_in import spike_in
 
 __all__ = [
@@ -132,7 +132,7 @@ def _fresh_run(
             {
                 "task_id": t.task_id,
                 "decisions": to_plain(list(t.decisions)),
-                "reviews": None if t.reviews is None else list(t.reviews),
+                "reviews": None if (r := task_reviews(t)) is None else list(r),
             }
             for t in tasks
         ],

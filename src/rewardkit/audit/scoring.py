@@ -8,21 +8,38 @@ Usage::
     scored.to_json()          # the reward JSON the determinism gate compares byte for byte
 
 A task with step ``reviews`` is scored with ``session=True`` (only steps reviewed final count);
-``reviews is None`` (legacy / benchmark data) treats every step as final (seed 000 §3).
+``reviews is None`` (legacy / benchmark data) treats every step as final (seed 000 §3). A task
+object that still has the old attribute ``verdicts`` instead is read the same, with a
+:class:`~rewardkit.errors.RenamedFieldWarning`; the next version refuses it.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin, content_hash, to_plain
-from ..errors import ConfigError
+from ..errors import ConfigError, RenamedFieldWarning
 from ..levels import Step
 from .protocols import Judge, Reward, Task, output_value
 
-__all__ = ["ScoredTasks", "judge_levels", "score_tasks", "taskset_hash"]
+__all__ = ["ScoredTasks", "judge_levels", "score_tasks", "task_reviews", "taskset_hash"]
+
+
+def task_reviews(task: Task) -> Sequence[str | None] | None:
+    """``task.reviews`` (one review per decision; None = no review session). A task class
+    written for the old attribute name ``verdicts`` is read the same, with a warning."""
+    if not hasattr(task, "reviews") and hasattr(task, "verdicts"):
+        warnings.warn(
+            f"{type(task).__name__}: the task attribute 'verdicts' is deprecated; rename it to "
+            "'reviews' (read as 'reviews' for now; the next version refuses 'verdicts')",
+            RenamedFieldWarning,
+            stacklevel=3,
+        )
+        return task.verdicts
+    return task.reviews
 
 
 def judge_levels(judge: Judge, decisions: Sequence[Mapping[str, Any]]) -> tuple[int, ...]:
@@ -68,8 +85,9 @@ def score_tasks(
         lv = judge_levels(judge, t.decisions)
         ids.append(t.task_id)
         levels.append(lv)
-        steps.append(task_steps(lv, t.reviews))
-        sessions.append(t.reviews is not None)
+        reviews = task_reviews(t)
+        steps.append(task_steps(lv, reviews))
+        sessions.append(reviews is not None)
     outputs: dict[str, tuple[Any, ...]] = {}
     values: dict[str, tuple[float | None, ...]] = {}
     for r in recs:
@@ -86,7 +104,7 @@ def taskset_hash(tasks: Sequence[Task]) -> str:
             {
                 "task_id": t.task_id,
                 "decisions": list(t.decisions),
-                "reviews": None if t.reviews is None else list(t.reviews),
+                "reviews": None if (r := task_reviews(t)) is None else list(r),
                 "gold": [t.n_gold_correct, t.n_gold_error, t.n_gold_edge],
             }
             for t in tasks
