@@ -126,7 +126,7 @@ def demo_section() -> Section:
         {
             "selfplay_ig.json": ig.to_dict(),
             "selfplay_p1.json": p1.to_dict(),
-            "selfplay_e4_detection.json": ds.to_dict(),
+            "selfplay_aliasing_detection.json": ds.to_dict(),
             "selfplay_simulation.json": {k: v for k, v in sim.to_dict().items() if k != "records"},
         },
         figures,
