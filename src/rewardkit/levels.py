@@ -202,13 +202,44 @@ class LevelMapping(JsonMixin):
 DEFAULT_MAPPING = LevelMapping()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Step(JsonMixin):
     """One judged step: the judge's ``level`` (0..L, or −1) and its ``review``, the step's
-    status in a review session (``final``, ``provisional``, ``revoked``; None = no record)."""
+    status in a review session (``final``, ``provisional``, ``revoked``; None = no record).
+
+    The old keyword and attribute name ``verdict`` still work for one version, with a
+    :class:`~rewardkit.errors.RenamedFieldWarning`."""
 
     level: int
     review: str | None = None
+
+    def __init__(self, level: int, review: str | None = None, **old: Any) -> None:
+        if old:
+            if set(old) != {"verdict"} or review is not None:
+                raise TypeError(
+                    f"Step() takes 'level' and 'review'; got {sorted(old)}"
+                    + (" besides 'review'" if review is not None else "")
+                )
+            warnings.warn(
+                "Step(verdict=...) is deprecated; use Step(review=...) (the next version "
+                "refuses 'verdict')",
+                RenamedFieldWarning,
+                stacklevel=2,
+            )
+            review = old["verdict"]
+        object.__setattr__(self, "level", level)
+        object.__setattr__(self, "review", review)
+        self.__post_init__()
+
+    @property
+    def verdict(self) -> str | None:
+        """Deprecated name of :attr:`review`."""
+        warnings.warn(
+            "Step.verdict is deprecated; use Step.review (the next version removes it)",
+            RenamedFieldWarning,
+            stacklevel=2,
+        )
+        return self.review
 
     def __post_init__(self) -> None:
         if isinstance(self.level, bool) or not isinstance(self.level, int) or self.level < -1:

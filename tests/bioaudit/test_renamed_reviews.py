@@ -221,3 +221,18 @@ def test_an_audit_task_with_the_old_attribute_scores_the_same():
     # the reviews matter: scored as if no review session, the values differ
     plain = [dataclasses.replace(t, reviews=None) for t in tasks]
     assert score_tasks(plain, judge=Engine(), reward=LevelReward()).values != want.values
+
+
+def test_step_keyword_and_attribute_verdict_still_work_with_a_warning():
+    with pytest.warns(RenamedFieldWarning, match=r"Step\(verdict=\.\.\.\) is deprecated"):
+        old = Step(2, verdict="revoked")
+    assert old == Step(2, "revoked") == Step(level=2, review="revoked")
+    assert old.to_json() == Step(2, "revoked").to_json()  # no 'verdict' in the JSON
+    with pytest.warns(RenamedFieldWarning, match=r"Step\.verdict is deprecated"):
+        assert old.verdict == "revoked"
+    with pytest.raises(TypeError, match="besides 'review'"):
+        Step(2, "final", verdict="revoked")
+    with pytest.raises(TypeError, match=r"\['colour'\]"):
+        Step(2, colour="red")
+    with pytest.raises(ConfigError, match="The 'review' of a Step"):
+        Step(2, "maybe")
