@@ -151,6 +151,41 @@ def test_a_well_formed_record_is_an_answer(sb):
     assert t.status[0].tolist() == [F, P, C, F]  # then its exit crashes test 2's child
 
 
+FRAMINGS = {
+    # json.loads of bytes takes UTF-16 and UTF-32 too; forwarded as they came, such bytes would
+    # mean something else (or nothing) inside the zygote's UTF-8 line
+    "utf-16": "{rec}".encode("utf-16"),
+    "utf-32": "{rec}".encode("utf-32"),
+    "leading space": b" {rec}",
+    "trailing space": b"{rec} ",
+    "two records in one line": b'{rec}, [2, "V", 0.0, 0.0, "0"]',
+    "a BOM": "\ufeff{rec}".encode(),
+}
+
+
+@pytest.mark.parametrize("name", list(FRAMINGS))
+def test_a_record_in_another_framing_is_a_violation_not_an_answer(sb, name):
+    """The zygote forwards each record it accepts byte for byte, so it accepts exactly one JSON
+    value filling a UTF-8 line: the right answer in any other framing is a protocol violation
+    of that cell (CRASH), the worker stays, and the honest rows beside it stay all-PASS."""
+    rec = f'[1, "V", 0.0, 0.0, {GOOD_VALUE}]'
+    data = FRAMINGS[name].replace(b"{rec}", rec.encode()).replace(
+        "{rec}".encode("utf-16")[2:], rec.encode("utf-16")[2:]
+    ).replace("{rec}".encode("utf-32")[4:], rec.encode("utf-32")[4:]) + b"\n"
+    prog = (
+        "import os\ndef f(x):\n    if x == 1:\n"
+        f"        os.write(3, {data!r})\n        os._exit(0)\n    return -1\n"
+    )
+    forks = sb._pool.forks
+    workers = sb._pool.worker_pids()
+    t = sb.run([HONEST, prog, HONEST], TESTS, entry_point="f")
+    assert t.status[1].tolist() == [F, C, F, F], (name, t.detail[1])
+    assert "protocol violation" in t.detail[1, 1]
+    assert (t.status[0] == P).all() and (t.status[2] == P).all()
+    assert sb._pool.worker_pids() == workers  # no worker was lost over it
+    assert sb._pool.forks - forks == 4  # one fork per honest row, two for the forger
+
+
 # ------------------------------------------------- the sandbox process's own record check
 def _cells(extra):
     honest = [(0, i, "V", 0.0, str(answer(i))) for i in range(4)]

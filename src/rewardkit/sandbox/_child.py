@@ -430,14 +430,20 @@ def is_ready_record(rec: object) -> bool:
     return type(rec) is list and len(rec) == 2 and rec[0] == "R" and _seconds(rec[1])
 
 
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner alone
+
+
 def decode(line: bytes) -> Any:
-    """One child record.  Decoded as UTF-8 exactly as the sandbox process decodes the zygote's
-    lines (``json.loads`` of bytes would also take UTF-16 or UTF-32): a record the zygote
-    accepts is forwarded byte for byte and must mean the same there."""
+    """One child record: exactly one JSON value filling the line, or None.  Decoded as UTF-8
+    exactly as the sandbox process decodes the zygote's lines (``json.loads`` of bytes would
+    also take UTF-16 or UTF-32): a record the zygote accepts is forwarded byte for byte and
+    must mean the same there.  No whitespace around the value (the child writes none)."""
     try:
-        return json.loads(line.decode("utf-8", "surrogatepass"))
-    except Exception:  # ValueError, and RecursionError / MemoryError for hostile nesting
+        text = line.decode("utf-8", "surrogatepass")
+        value, end = _SCAN(text, 0)
+    except Exception:  # StopIteration, ValueError, RecursionError / MemoryError (nesting)
         return None
+    return value if end == len(text) else None
 
 
 def is_row_record(rec: object) -> bool:
