@@ -169,9 +169,13 @@ def test_a_record_in_another_framing_is_a_violation_not_an_answer(sb, name):
     value filling a UTF-8 line: the right answer in any other framing is a protocol violation
     of that cell (CRASH), the worker stays, and the honest rows beside it stay all-PASS."""
     rec = f'[1, "V", 0.0, 0.0, {GOOD_VALUE}]'
-    data = FRAMINGS[name].replace(b"{rec}", rec.encode()).replace(
-        "{rec}".encode("utf-16")[2:], rec.encode("utf-16")[2:]
-    ).replace("{rec}".encode("utf-32")[4:], rec.encode("utf-32")[4:]) + b"\n"
+    data = (
+        FRAMINGS[name]
+        .replace(b"{rec}", rec.encode())
+        .replace("{rec}".encode("utf-16")[2:], rec.encode("utf-16")[2:])
+        .replace("{rec}".encode("utf-32")[4:], rec.encode("utf-32")[4:])
+        + b"\n"
+    )
     prog = (
         "import os\ndef f(x):\n    if x == 1:\n"
         f"        os.write(3, {data!r})\n        os._exit(0)\n    return -1\n"
