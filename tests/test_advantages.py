@@ -159,11 +159,11 @@ def test_to_json_is_deterministic_and_has_nulls():
             r"The 'method' parameter of group_advantages must be one of 'zscore', "
             r"'center', 'maxnorm'\. Got 'rank'\.",
         ),
-        ({"eps": -1.0}, r"The 'eps' parameter of group_advantages must be a float in \[0, inf\]"),
+        ({"eps": -1.0}, r"The 'eps' parameter of group_advantages must be a float in \[0, inf\)"),
         (
             {"resolution": 0.0},
             r"The 'resolution' parameter of group_advantages must be a float in "
-            r"\(0, inf\] or None\. Got 0\.0\.",
+            r"\(0, inf\) or None\. Got 0\.0\.",
         ),
         (
             {"on_low_variance": "drop"},

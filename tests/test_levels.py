@@ -285,7 +285,8 @@ def test_mapping_from_toml(tmp_path):
         ({"recipe": "C", "weights": [1.0]}, r"must give one weight per step \(13\)\. Got 1\."),
         (
             {"recipe": "C", "weights": [-1.0] * 13},
-            r"The 'weights\[0\]' parameter of score_trajectory must be a float in \[0, inf\]",
+            r"The 'weights' parameter of score_trajectory must be a callable or a sequence of "
+            r"any number of values, each a float in \[0, inf\) or None",
         ),
         ({"session": "yes"}, r"The 'session' parameter of score_trajectory must be a bool"),
         (

@@ -192,7 +192,8 @@ def test_renormalize():
         ),
         (
             lambda: RewardStack(components=[Component("a", task)], fail_value=float("inf")),
-            r"The 'fail_value' parameter of RewardStack must be a float \(finite\)\. Got inf\.",
+            r"The 'fail_value' parameter of RewardStack must be one of 'below' or a finite "
+            r"float\. Got inf\.",
         ),
         (
             lambda: RewardStack(components=[Component("a", task)], version=""),

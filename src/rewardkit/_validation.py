@@ -8,14 +8,19 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import numbers
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import ConfigError
 
 __all__ = [
+    "MAX_RESAMPLES",
+    "MAX_SEED",
+    "SEED",
+    "Each",
     "Interval",
     "Options",
     "available_memory_bytes",
@@ -29,9 +34,25 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Resample counts: beyond 10**8 a run takes hours at any size (percentile intervals are already
+# good to ~0.001 at 10**6); the arrays they size are checked against memory as well.
+MAX_RESAMPLES = 10**8
+# Seeds: numpy's legacy seeding and torch's generators take seeds below 2**32 (the CLI's bound).
+MAX_SEED = 2**32 - 1
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, shortened for a huge int or a long value so the message stays a line."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an int of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
 
 def _fail(param: str, func: str, accepted: str, value: Any) -> ConfigError:
-    return ConfigError(f"The '{param}' parameter of {func} must be {accepted}. Got {value!r}.")
+    return ConfigError(
+        f"The '{param}' parameter of {func} must be {accepted}. Got {_shown(value)}."
+    )
 
 
 def check_real(
@@ -158,7 +179,11 @@ def check_memory(value: int, param: str, func: str, *, nbytes: int, formula: str
 
 @dataclass(frozen=True)
 class Interval:
-    """Numbers of ``kind`` (int or float; bools never count) between ``low`` and ``high``."""
+    """Numbers of ``kind`` between ``low`` and ``high`` (``None``: unbounded on that side).
+
+    ``int``: any integral number (numpy ints too), never a bool or a float. ``float``: any real
+    number (ints and numpy numbers too) whose float is finite — NaN, ±inf and an int too large
+    for a float (``10**400``) are refused."""
 
     kind: type
     low: float | None = None
@@ -166,35 +191,70 @@ class Interval:
     closed: str = "both"  # "both", "left", "right" or "neither"
 
     def __contains__(self, x: Any) -> bool:
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
+        if isinstance(x, (bool, np_bool())) or not isinstance(x, numbers.Real):
             return False
-        if self.kind is int and not isinstance(x, int):
+        if self.kind is int and not isinstance(x, numbers.Integral):
             return False
-        if isinstance(x, float) and not math.isfinite(x):
-            return False
+        if self.kind is not int:
+            try:
+                if not math.isfinite(float(x)):
+                    return False
+            except (OverflowError, ValueError, TypeError):
+                return False
+        v: Any = x  # a Real: compared exactly (an int is never rounded to a float)
         lo_ok = self.low is None or (
-            x >= self.low if self.closed in ("both", "left") else x > self.low
+            v >= self.low if self.closed in ("both", "left") else v > self.low
         )
         hi_ok = self.high is None or (
-            x <= self.high if self.closed in ("both", "right") else x < self.high
+            v <= self.high if self.closed in ("both", "right") else v < self.high
         )
         return lo_ok and hi_ok
 
     def __str__(self) -> str:
         name = "an int" if self.kind is int else "a float"
         if self.low is None and self.high is None:
-            return name
+            return name if self.kind is int else "a finite float"
         lo = (
             "(-inf"
             if self.low is None
-            else ("[" if self.closed in ("both", "left") else "(") + f"{self.low:g}"
+            else ("[" if self.closed in ("both", "left") else "(") + _num(self.low)
         )
         hi = (
             "inf)"
             if self.high is None
-            else f"{self.high:g}" + ("]" if self.closed in ("both", "right") else ")")
+            else _num(self.high) + ("]" if self.closed in ("both", "right") else ")")
         )
         return f"{name} in {lo}, {hi}"
+
+
+def _num(x: float) -> str:
+    """A bound as written: 100000000 (not 1e+08), 0.5, 1e+300."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
+
+
+def np_bool() -> type:
+    """numpy's bool scalar type (not a ``numbers.Integral``, but refused explicitly)."""
+    import numpy as np
+
+    return np.bool_
+
+
+@dataclass(frozen=True)
+class Each:
+    """A sequence (list, tuple, range, array; not a string) of at least ``min_len`` values,
+    each satisfying one of ``constraints``. An iterator is read once into a tuple, which the
+    function then receives."""
+
+    constraints: tuple[Any, ...]
+    min_len: int = 0
+
+    def __str__(self) -> str:
+        what = " or ".join(_describe(c) for c in self.constraints)
+        size = f"{self.min_len} or more" if self.min_len else "any number of"
+        return f"a sequence of {size} values, each {what}"
+
+
+SEED = Interval(int, 0, MAX_SEED)
 
 
 @dataclass(frozen=True)
@@ -210,28 +270,53 @@ class Options:
         return "one of " + ", ".join(repr(v) for v in self.values)
 
 
+_NAMED = {
+    "rng": "an int in [0, 2**63) or a numpy.random.Generator",
+    "boolean": "a bool",
+    "callable": "a callable",
+    "str": "a str",
+}
+
+
 def _satisfies(value: Any, constraint: Any) -> bool:
     if constraint is None:
         return value is None
-    if constraint == "rng":  # an int seed >= 0 or a numpy Generator
-        import numpy as np
+    if isinstance(constraint, str):
+        if constraint == "rng":  # an int seed >= 0 or a numpy Generator
+            import numpy as np
 
-        return isinstance(value, np.random.Generator) or (
-            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            return isinstance(value, np.random.Generator) or (
+                isinstance(value, numbers.Integral)
+                and not isinstance(value, (bool, np_bool()))
+                and 0 <= int(value) < 2**63
+            )
+        if constraint == "boolean":
+            return isinstance(value, (bool, np_bool()))
+        if constraint == "callable":
+            return callable(value)
+        if constraint == "str":
+            return isinstance(value, str)
+        raise TypeError(f"unknown constraint {constraint!r}")
+    if isinstance(constraint, Each):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            return False
+        items = list(value)
+        return len(items) >= constraint.min_len and all(
+            any(_satisfies(x, c) for c in constraint.constraints) for x in items
         )
-    if constraint == "boolean":
-        return isinstance(value, bool)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
     return value in constraint
 
 
 def _describe(constraint: Any) -> str:
-    return (
-        {None: "None", "rng": "an int >= 0 or a numpy.random.Generator", "boolean": "a bool"}.get(
-            constraint, str(constraint)
-        )
-        if not isinstance(constraint, (Interval, Options))
-        else str(constraint)
-    )
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, str):
+        return _NAMED[constraint]
+    if isinstance(constraint, type):
+        return f"a {constraint.__name__}"
+    return str(constraint)
 
 
 def validate_params(constraints: dict[str, list[Any]]) -> Callable[[F], F]:
@@ -244,16 +329,33 @@ def validate_params(constraints: dict[str, list[Any]]) -> Callable[[F], F]:
         unknown = sorted(set(constraints) - set(sig.parameters))
         if unknown:
             raise TypeError(f"validate_params on {fn.__name__}: no parameter {unknown}")
+        for allowed in constraints.values():
+            for c in allowed:
+                if isinstance(c, str):
+                    _describe(c)  # an unknown name is a programming error, found here
+        # A method's message names its class ("Sandbox", not "__init__").
+        owner = fn.__qualname__.split(".")[-2] if fn.__name__ == "__init__" else fn.__name__
+        iterated = [n for n, a in constraints.items() if any(isinstance(c, Each) for c in a)]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
+            for name in iterated:  # an iterator is read once, checked, and passed on as a tuple
+                value = bound.arguments[name]
+                if (
+                    isinstance(value, Iterable)
+                    and not isinstance(value, (str, bytes, Collection))
+                    and not hasattr(value, "__array__")
+                ):
+                    bound.arguments[name] = tuple(value)
             for name, allowed in constraints.items():
                 value = bound.arguments[name]
                 if not any(_satisfies(value, c) for c in allowed):
                     accepted = " or ".join(_describe(c) for c in allowed)
-                    raise _fail(name, fn.__name__, accepted, value)
+                    raise _fail(name, owner, accepted, value)
+            if iterated:
+                return fn(*bound.args, **bound.kwargs)
             return fn(*args, **kwargs)
 
         wrapper.__rewardkit_constraints__ = constraints  # type: ignore[attr-defined]

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._json import JsonMixin, to_plain
-from ._validation import check_choice, check_optional_real, check_positive_int, check_real
+from ._validation import Interval, Options, check_positive_int, validate_params
 from .errors import ConfigError, ZeroVarianceWarning
 
 __all__ = ["METHODS", "Advantages", "MinimumPass", "group_advantages", "minimum_pass"]
@@ -200,6 +200,14 @@ def _group_stats(r: np.ndarray, idx: np.ndarray) -> _Stats:
     return _Stats(cnt, mean, std, spread, maxdev, u, sizes, order)
 
 
+@validate_params(
+    {
+        "method": [Options(METHODS)],
+        "eps": [Interval(float, 0, None)],
+        "resolution": [Interval(float, 0, None, closed="neither"), None],
+        "on_low_variance": [Options(LOW_VARIANCE)],
+    }
+)
 def group_advantages(
     rewards: Sequence[float | None] | np.ndarray,
     groups: int | Sequence[Hashable] | np.ndarray,
@@ -215,10 +223,8 @@ def group_advantages(
     layout TRL uses: each prompt's ``num_generations`` completions side by side).
     """
     fn = "group_advantages"
-    check_choice(method, "method", fn, METHODS)
-    check_choice(on_low_variance, "on_low_variance", fn, LOW_VARIANCE)
-    eps_f = check_real(eps, "eps", fn, low=0.0)
-    res = check_optional_real(resolution, "resolution", fn, low=0.0, low_open=True)
+    eps_f = float(eps)
+    res = None if resolution is None else float(resolution)
     if on_low_variance != "keep" and res is None:
         raise ConfigError(
             f"The 'on_low_variance' parameter of {fn} needs a 'resolution'; "
@@ -296,6 +302,7 @@ class MinimumPass(JsonMixin):
     empty_groups: tuple[Any, ...]  # no valid reward at all: neither pass nor fail
 
 
+@validate_params({"threshold": [Interval(float, None, None)]})
 def minimum_pass(
     rewards: Sequence[float | None] | np.ndarray,
     groups: int | Sequence[Hashable] | np.ndarray,
@@ -304,7 +311,7 @@ def minimum_pass(
 ) -> MinimumPass:
     """Fraction of groups whose best valid reward is at least ``threshold``."""
     fn = "minimum_pass"
-    thr = check_real(threshold, "threshold", fn)
+    thr = float(threshold)
     r = _as_rewards(rewards, fn)
     idx, ids = _group_index(groups, r.size, fn)
     valid = ~np.isnan(r)

@@ -50,7 +50,7 @@ from typing import Any, Literal
 
 from ._io import read_toml
 from ._json import JsonMixin, content_hash
-from ._validation import check_choice, check_real
+from ._validation import Each, Interval, Options, check_real, validate_params
 from .errors import ConfigError, InputError, MappingError, RenamedFieldWarning
 
 __all__ = [
@@ -348,6 +348,15 @@ def _resolve_weights(weights: Weights | None, steps: tuple[Step, ...]) -> list[f
     return [check_real(w, f"weights[{i}]", fn, low=0.0) for i, w in enumerate(raw)]
 
 
+@validate_params(
+    {
+        "recipe": [Options(RECIPES)],
+        "mapping": [LevelMapping],
+        "gamma": [Interval(float, 0, 1)],
+        "weights": ["callable", Each((Interval(float, 0, None),)), None],
+        "session": ["boolean"],
+    }
+)
 def score_trajectory(
     steps: Sequence[StepLike],
     *,
@@ -364,14 +373,7 @@ def score_trajectory(
     A exactly. ``session=True`` consumes only steps reviewed ``final``.
     """
     fn = "score_trajectory"
-    check_choice(recipe, "recipe", fn, RECIPES)
-    g = check_real(gamma, "gamma", fn, low=0.0, high=1.0)
-    if not isinstance(mapping, LevelMapping):
-        raise ConfigError(
-            f"The 'mapping' parameter of {fn} must be a LevelMapping. Got {type(mapping).__name__}."
-        )
-    if not isinstance(session, bool):
-        raise ConfigError(f"The 'session' parameter of {fn} must be a bool. Got {session!r}.")
+    g = float(gamma)
     if weights is not None and recipe != "C":
         raise ConfigError(
             f"The 'weights' parameter of {fn} applies to recipe 'C' only. "

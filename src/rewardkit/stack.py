@@ -50,7 +50,7 @@ from ._ordering import (
     is_strictly_below,
     safe_bounds,
 )
-from ._validation import check_choice, check_real
+from ._validation import Interval, Options, check_real, validate_params
 from .errors import ConfigError
 
 __all__ = ["Component", "Gate", "GateOutcome", "RewardResult", "RewardStack", "StackBounds"]
@@ -273,6 +273,15 @@ class RewardResult(JsonMixin):
 class RewardStack:
     """Hard gates, then a weighted sum of soft components. See the module docstring."""
 
+    @validate_params(
+        {
+            "fail_value": [Options(("below",)), Interval(float, None, None)],
+            "version": ["str"],
+            "on_error": [Options(ON_ERROR)],
+            "renormalize": ["boolean"],
+            "ordering": [Options(ORDERING)],
+        }
+    )
     def __init__(
         self,
         gates: Iterable[Gate] = (),
@@ -312,18 +321,14 @@ class RewardStack:
                     f"components; {name!r} appears twice."
                 )
             seen.add(name)
-        if not isinstance(version, str) or not version:
+        if not version:
             raise ConfigError(
                 f"The 'version' parameter of {fn} must be a non-empty string. Got {version!r}."
             )
         self.version = version
-        self.on_error = check_choice(on_error, "on_error", fn, ON_ERROR)
-        if not isinstance(renormalize, bool):
-            raise ConfigError(
-                f"The 'renormalize' parameter of {fn} must be a bool. Got {renormalize!r}."
-            )
+        self.on_error = on_error
         self.renormalize = renormalize
-        self.ordering = check_choice(ordering, "ordering", fn, ORDERING)
+        self.ordering = ordering
         self._bounds = safe_bounds(
             [(c.weight, (c.low, c.high), c.required) for c in self.components],
             renormalize=renormalize,

@@ -69,9 +69,12 @@ def test_plot_is_a_png(result, tmp_path):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"grid": [1.0]}, "at least two weights"),
-        ({"variants": 0}, "must be an int >= 1"),
-        ({"grid": [0, float("nan")]}, "'grid' parameter of sweep must be a float"),
+        ({"grid": [1.0]}, "'grid' parameter of sweep must be a sequence of 2 or more values"),
+        ({"variants": 0}, r"must be an int in \[1, "),
+        (
+            {"grid": [0, float("nan")]},
+            "'grid' parameter of sweep must be a sequence .* each a finite float",
+        ),
     ],
 )
 def test_bad_parameters(kwargs, match):

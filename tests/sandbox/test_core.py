@@ -131,8 +131,8 @@ def test_invalid_gt_column_raises(sb):
     ("kwargs", "match"),
     [
         ({"timeout_s": 0}, r"'timeout_s' parameter of Sandbox must be a float in \[0.001, 3600\]"),
-        ({"memory_mb": 10}, r"'memory_mb' parameter of Sandbox must be an int >= 64. Got 10"),
-        ({"workers": 0}, r"'workers' parameter of Sandbox must be an int >= 1"),
+        ({"memory_mb": 10}, r"'memory_mb' parameter of Sandbox must be an int in \[64, .*Got 10"),
+        ({"workers": 0}, r"'workers' parameter of Sandbox must be an int in \[1, "),
         ({"backend": "k8s"}, r"'backend' parameter of Sandbox must be one of 'local', 'ray'"),
         ({"isolation": "none"}, r"'isolation' parameter of Sandbox must be one of"),
     ],

@@ -171,7 +171,7 @@ def test_memory_stays_small_without_b_n_n_arrays():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"n_resamples": 0}, r"'n_resamples' parameter of rank_agreement must be an int >= 1"),
+        ({"n_resamples": 0}, r"'n_resamples' parameter of rank_agreement must be an int in \[1, "),
         ({"confidence_level": 1.0}, r"'confidence_level' parameter of rank_agreement"),
         ({"rng": -1}, r"'rng' parameter of rank_agreement"),
         ({"batch": 0}, r"'batch' parameter of rank_agreement"),

@@ -37,7 +37,7 @@ from typing import Any
 
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._results import Check
-from .._validation import check_memory, check_positive_int, check_real
+from .._validation import MAX_RESAMPLES, SEED, Each, Interval, check_memory, validate_params
 from ..errors import ConfigError, InputError
 from ..stats import (
     DEFAULT_SEEDS,
@@ -220,6 +220,21 @@ def _good_rule(items: Sequence[Item], good_min: float | None) -> tuple[list[bool
     return [v >= threshold for v in values], f"gold ≥ {threshold:g} ({how})"
 
 
+@validate_params(
+    {
+        "good_min": [Interval(float, None, None), None],
+        "strata": ["boolean"],
+        "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
+        "seeds": [Each((SEED,), min_len=1)],
+        "confidence_level": [Interval(float, 0, 1, closed="neither")],
+        "alpha": [Interval(float, 0, 1, closed="neither")],
+        "seed_tolerance": [Interval(float, 0, None)],
+        "n_bins": [Interval(int, 1, 10**6)],
+        "strata_field": ["str"],
+        "n_repeats": [Interval(int, 0, 10**6)],
+        "plots": ["boolean"],
+    }
+)
 def calibrate_rewards(
     items: Sequence[Item],
     rewards: Sequence[RewardRecord],
@@ -248,18 +263,10 @@ def calibrate_rewards(
     ``rewards`` (its value is then null); any error fails the acceptance.
     """
     fn = "calibrate_rewards"
-    b = check_positive_int(n_resamples, "n_resamples", fn)
-    seed_t = tuple(check_positive_int(s, "seeds", fn, minimum=0) for s in seeds)
-    if not seed_t:
-        raise ConfigError(f"The 'seeds' parameter of {fn} must hold at least one seed. Got ().")
-    level = check_real(
-        confidence_level, "confidence_level", fn, low=0, high=1, low_open=True, high_open=True
-    )
-    a = check_real(alpha, "alpha", fn, low=0, high=1, low_open=True, high_open=True)
-    tol = check_real(seed_tolerance, "seed_tolerance", fn, low=0)
-    k_bins = check_positive_int(n_bins, "n_bins", fn)
+    b, seed_t, k_bins = int(n_resamples), tuple(int(s) for s in seeds), int(n_bins)
+    level, a, tol = float(confidence_level), float(alpha), float(seed_tolerance)
     if good_min is not None:
-        good_min = check_real(good_min, "good_min", fn)
+        good_min = float(good_min)
     missing_gold = [i for i in items if i.gold is None]
     if missing_gold:
         raise ConfigError(

@@ -29,7 +29,7 @@ from typing import Any
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._progress import track
 from .._results import Check
-from .._validation import check_memory, check_positive_int, check_real
+from .._validation import MAX_RESAMPLES, SEED, Each, Interval, check_memory, validate_params
 from ..errors import ConfigError
 from ..stats import (
     DEFAULT_SEEDS,
@@ -204,6 +204,19 @@ def _comparisons(recs: Mapping[str, RecipeCalibration]) -> list[Check]:
     return out
 
 
+@validate_params(
+    {
+        "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
+        "seeds": [Each((SEED,), min_len=1)],
+        "confidence_level": [Interval(float, 0, 1, closed="neither")],
+        "alpha": [Interval(float, 0, 1, closed="neither")],
+        "seed_tolerance": [Interval(float, 0, None)],
+        "registration_id": ["str"],
+        "note": ["str"],
+        "plots": ["boolean"],
+        "progress": ["boolean", None],
+    }
+)
 def calibrate(
     tasks: Sequence[Task] | None = None,
     *,
@@ -229,17 +242,8 @@ def calibrate(
     ``note`` is carried into the result (the preset's caveats about its data).
     """
     fn = "calibrate"
-    b = check_positive_int(n_resamples, "n_resamples", fn)
-    seed_t = tuple(seeds)
-    for i, s in enumerate(seed_t):
-        check_positive_int(s, f"seeds[{i}]", fn, minimum=0)
-    level = check_real(
-        confidence_level, "confidence_level", fn, low=0, high=1, low_open=True, high_open=True
-    )
-    a = check_real(alpha, "alpha", fn, low=0, high=1, low_open=True, high_open=True)
-    tol = check_real(seed_tolerance, "seed_tolerance", fn, low=0)
-    if not seed_t:
-        raise ConfigError(f"The 'seeds' parameter of {fn} must hold at least one seed. Got ().")
+    b, seed_t = int(n_resamples), tuple(int(s) for s in seeds)
+    level, a, tol = float(confidence_level), float(alpha), float(seed_tolerance)
     if tasks is None or judge is None:
         missing = "tasks" if tasks is None else "judge"
         raise ConfigError(

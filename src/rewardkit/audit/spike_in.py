@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin
-from .._validation import check_real
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
 from .protocols import Judge, Reward, output_value
 from .scoring import judge_levels, task_steps
@@ -56,6 +56,7 @@ class SpikeIn(JsonMixin):
     passed: bool
 
 
+@validate_params({"recipe": ["str", None], "threshold": [Interval(float, 0, None)]})
 def spike_in(
     *,
     judge: Judge,
@@ -71,8 +72,7 @@ def spike_in(
     to decisions to inject (the bio-audit preset's are ``bioaudit_inputs().substrates`` and
     ``.candidates``). ``recipe`` defaults to the reward's default recipe.
     """
-    fn = "spike_in"
-    thr = check_real(threshold, "threshold", fn, low=0.0)
+    thr = float(threshold)
     rec = reward.default_recipe if recipe is None else recipe
     cases: list[SpikeInCase] = []
     paradigms: dict[str, bool] = {}

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._json import JsonMixin, write_atomic
 from .._optional import require
-from .._validation import check_positive_int
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, _check_tag
 from .rewards import _as_labels, _as_probabilities, _valid_and_safe
@@ -59,6 +59,7 @@ def _vote(v: Any, i: int) -> Fraction:
     )
 
 
+@validate_params({"decimals": [Interval(int, 1, 100)]})
 def preference_target(
     annotations: Sequence[Any], *, decimals: int = 2, tag: str = DEFAULT_TAG
 ) -> str:
@@ -71,7 +72,7 @@ def preference_target(
     """
     func = "preference_target"
     tag = _check_tag(tag)
-    decimals = check_positive_int(decimals, "decimals", func)
+    decimals = int(decimals)
     if isinstance(annotations, (str, bytes)) or len(annotations) == 0:
         raise ConfigError(
             f"The 'annotations' parameter of {func} must be a non-empty sequence of votes "
@@ -148,10 +149,11 @@ class ReliabilityBins(JsonMixin):
     bin_mean_y: tuple[float | None, ...]
 
 
+@validate_params({"n_bins": [Interval(int, 1, 10**6)]})
 def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> ReliabilityBins:
     """ECE of stated probabilities against labels in [0, 1] (soft labels allowed)."""
     func = "expected_calibration_error"
-    n_bins = check_positive_int(n_bins, "n_bins", func)
+    n_bins = int(n_bins)
     p = _as_probabilities(probs, func).ravel()  # (n,)
     y = _as_labels(labels, func, "labels").ravel()  # (n,)
     if p.shape != y.shape:

@@ -39,7 +39,7 @@ import numpy as np
 from .._json import JsonMixin, content_hash
 from .._optional import have, require
 from .._rng import as_generator
-from .._validation import check_positive_int
+from .._validation import SEED, Each, validate_params
 from .._version import __version__
 from ..errors import ConfigError
 from .rewards import DEFAULT_EPS, RULES, brier_reward, log_reward, proper_rewards
@@ -254,9 +254,10 @@ def _check_device(device: Any, func: str) -> tuple[str, bool]:
     return device, True
 
 
+@validate_params({"seed": [SEED], "device": ["str"]})
 def diagnostic(seed: int = 42, device: str = "cpu") -> dict[str, Any]:
     """The scalars of the math diagnostic for one seed, with ``passed`` and ``failed`` keys."""
-    seed = check_positive_int(seed, "seed", "diagnostic", minimum=0)
+    seed = int(seed)
     device, use_torch = _check_device(device, "diagnostic")
     return _diagnostic(seed, device, use_torch)
 
@@ -298,6 +299,7 @@ def _device_name(device: str) -> str:
     return platform.processor() or platform.machine() or "unknown cpu"
 
 
+@validate_params({"seeds": [Each((SEED,), min_len=1)], "device": ["str"]})
 def receipt(seeds: Sequence[int] = (42, 43, 44), device: str = "cpu") -> dict[str, Any]:
     """The diagnostic per seed, bound to the source SHA-256, versions and device.
 
@@ -305,11 +307,7 @@ def receipt(seeds: Sequence[int] = (42, 43, 44), device: str = "cpu") -> dict[st
     (date it by its file name), so the same code on the same machine gives the same bytes.
     """
     func = "receipt"
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
-        raise ConfigError(
-            f"The 'seeds' parameter of {func} must be a non-empty sequence of ints. Got {seeds!r}."
-        )
-    seeds = [check_positive_int(s, "seeds", func, minimum=0) for s in seeds]
+    seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"The 'seeds' parameter of {func} must not repeat a seed. Got {seeds}.")
     device, use_torch = _check_device(device, func)

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._completion import completion_text
-from .._validation import check_choice, check_real
+from .._validation import Interval, Options, validate_params
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, _check_tag, parse_probability
 from .rewards import DEFAULT_EPS, RULES, proper_rewards
@@ -38,6 +38,7 @@ __all__ = ["brier_reward_func", "log_reward_func", "make_reward_func"]
 RewardFunc = Callable[..., list[float]]
 
 
+@validate_params({"rule": [Options(RULES)], "eps": [Interval(float, 0, 0.5, closed="neither")]})
 def make_reward_func(
     rule: Literal["brier", "log"],
     *,
@@ -48,8 +49,7 @@ def make_reward_func(
 ) -> RewardFunc:
     """A TRL reward function scoring completions with ``rule`` against ``label_column``."""
     func = "make_reward_func"
-    check_choice(rule, "rule", func, RULES)
-    eps = check_real(eps, "eps", func, low=0.0, high=0.5, low_open=True, high_open=True)
+    eps = float(eps)
     tag = _check_tag(tag)
     if not isinstance(label_column, str) or not label_column:
         raise ConfigError(

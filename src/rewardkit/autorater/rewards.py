@@ -33,7 +33,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from .._validation import check_choice, check_real
+from .._validation import Interval, Options, validate_params
 from ..errors import ConfigError
 from .parse import DEFAULT_TAG, parse_probability
 
@@ -131,9 +131,10 @@ def brier_reward(p: Any, y: Any) -> np.ndarray | float:
 def log_reward(p: float | None, y: float, *, eps: float = ...) -> float: ...
 @overload
 def log_reward(p: Any, y: Any, *, eps: float = ...) -> np.ndarray | float: ...
+@validate_params({"eps": [Interval(float, 0, 0.5, closed="neither")]})
 def log_reward(p: Any, y: Any, *, eps: float = DEFAULT_EPS) -> np.ndarray | float:
     """y·log p′ + (1 − y)·log(1 − p′) with p′ = clip(p, eps, 1 − eps); log(eps) if invalid."""
-    eps = check_real(eps, "eps", "log_reward", low=0.0, high=0.5, low_open=True, high_open=True)
+    eps = float(eps)
     pa = _as_probabilities(p, "log_reward")
     pb, yb = _broadcast(pa, _as_labels(y, "log_reward"), "log_reward")
     valid, safe = _valid_and_safe(pb)
@@ -141,6 +142,7 @@ def log_reward(p: Any, y: Any, *, eps: float = DEFAULT_EPS) -> np.ndarray | floa
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"rule": [Options(RULES)], "eps": [Interval(float, 0, 0.5, closed="neither")]})
 def proper_rewards(
     texts: Iterable[Any],
     labels: Any,
@@ -155,8 +157,7 @@ def proper_rewards(
     the invalid reward. ``labels`` has one label in [0, 1] per text.
     """
     func = "proper_rewards"
-    check_choice(rule, "rule", func, RULES)
-    eps = check_real(eps, "eps", func, low=0.0, high=0.5, low_open=True, high_open=True)
+    eps = float(eps)
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
         raise ConfigError(
             f"The 'texts' parameter of {func} must be a sequence of autorater outputs (a list "

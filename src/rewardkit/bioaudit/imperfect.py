@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._validation import check_positive_int, check_real
+from .._validation import SEED, Interval, validate_params
 from .engine import Engine, Judgment
 
 __all__ = ["ImperfectEngine", "engine_agreement"]
@@ -42,6 +42,13 @@ def _uniform(seed: int, decision: Mapping[str, Any], position: int, tag: str) ->
 class ImperfectEngine:
     """An :class:`Engine` that misses and invents rule firings at the given rates."""
 
+    @validate_params(
+        {
+            "miss_rate": [Interval(float, 0, 1)],
+            "spurious_rate": [Interval(float, 0, 1)],
+            "rng": [SEED],
+        }
+    )
     def __init__(
         self,
         engine: Engine | None = None,
@@ -50,11 +57,9 @@ class ImperfectEngine:
         spurious_rate: float = 0.0,
         rng: int = 0,
     ) -> None:
-        fn = "ImperfectEngine"
         self.engine = Engine() if engine is None else engine
-        self.miss_rate = check_real(miss_rate, "miss_rate", fn, low=0.0, high=1.0)
-        self.spurious_rate = check_real(spurious_rate, "spurious_rate", fn, low=0.0, high=1.0)
-        self.rng = check_positive_int(rng, "rng", fn, minimum=0)
+        self.miss_rate, self.spurious_rate = float(miss_rate), float(spurious_rate)
+        self.rng = int(rng)
 
     @property
     def factory(self) -> tuple[str, dict[str, Any]]:

@@ -53,7 +53,7 @@ from .._json import JsonMixin
 from .._optional import require
 from .._progress import track
 from .._rng import as_generator
-from .._validation import check_choice, check_positive_int, check_real
+from .._validation import Interval, Options, check_choice, check_memory, validate_params
 from ..advantages import group_advantages
 from ..errors import ConfigError, ZeroVarianceWarning
 from ..stack import RewardStack
@@ -235,6 +235,20 @@ def _chunk(
     return rows
 
 
+# Fuzzing keeps one row per episode (~1 KiB); 10**7 episodes take hours on one core.
+MAX_EPISODES = 10**7
+
+
+@validate_params(
+    {
+        "episodes": [Interval(int, 1, MAX_EPISODES)],
+        "rng": ["rng"],
+        "high_frac": [Interval(float, 0, 1, closed="right")],
+        "group_size": [Interval(int, 1, 10_000)],
+        "backend": [Options(BACKENDS)],
+        "chunks": [Interval(int, 1, 10_000)],
+    }
+)
 def fuzz(
     *,
     episodes: int = 10_000,
@@ -253,11 +267,15 @@ def fuzz(
     ``stacks``: name → stack, or name → (stack, control classes) to mark naive controls.
     """
     fn = "fuzz"
-    check_positive_int(episodes, "episodes", fn)
-    check_positive_int(chunks, "chunks", fn)
-    check_positive_int(group_size, "group_size", fn)
-    check_choice(backend, "backend", fn, BACKENDS)
-    high_frac = check_real(high_frac, "high_frac", fn, low=0.0, high=1.0, low_open=True)
+    episodes, chunks, group_size, high_frac = (
+        int(episodes),
+        int(chunks),
+        int(group_size),
+        float(high_frac),
+    )
+    check_memory(
+        episodes, "episodes", fn, nbytes=episodes * 1024, formula="episodes × 1 KiB per row"
+    )
     gen = as_generator(rng, fn)  # validates: an int seed is used as is, a Generator draws one
     seed = int(rng) if not isinstance(rng, np.random.Generator) else int(gen.integers(0, 2**31))
     env_ids = tuple(env_ids)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._json import JsonMixin
-from .._validation import check_positive_int, check_real
+from .._validation import Each, Interval, validate_params
 from ..errors import ConfigError
 from .fhir import ENV_IDS
 from .fhir.env import FhirEnv
@@ -207,16 +207,17 @@ def _front(points: dict[str, tuple[float, float]]) -> tuple[str, ...]:
     return tuple(sorted(keep, key=lambda n: points[n]))
 
 
+@validate_params(
+    {
+        "variants": [Interval(int, 1, 1000)],
+        "grid": [Each((Interval(float, None, None),), min_len=2)],
+    }
+)
 def sweep(
     *, env_ids: Iterable[str] = ENV_IDS, variants: int = 2, grid: Sequence[float] = DEFAULT_GRID
 ) -> SweepResult:
     """Sweep each component's weight over ``grid`` (others at their defaults)."""
-    check_positive_int(variants, "variants", "sweep")
-    grid = tuple(check_real(w, "grid", "sweep") for w in grid)
-    if len(grid) < 2:
-        raise ConfigError(
-            f"The 'grid' parameter of sweep must hold at least two weights. Got {list(grid)}."
-        )
+    grid = tuple(float(w) for w in grid)
     env_ids = tuple(env_ids)
     if not env_ids:
         raise ConfigError("The 'env_ids' parameter of sweep must name at least one environment.")

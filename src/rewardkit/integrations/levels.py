@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Literal
 
-from .._validation import check_choice, check_real
+from .._validation import Interval, Options, validate_params
 from ..errors import ConfigError
 from ..levels import DEFAULT_MAPPING, RECIPES, LevelMapping, score_trajectory
 from ..stack import Component, RewardStack
@@ -27,6 +27,15 @@ from ..stack import Component, RewardStack
 __all__ = ["levels_stack"]
 
 
+@validate_params(
+    {
+        "column": ["str"],
+        "recipe": [Options(RECIPES)],
+        "mapping": [LevelMapping],
+        "gamma": [Interval(float, 0, 1)],
+        "session": ["boolean"],
+    }
+)
 def levels_stack(
     *,
     column: str = "step_levels",
@@ -41,14 +50,7 @@ def levels_stack(
         raise ConfigError(
             f"The 'column' parameter of {fn} must be a non-empty string. Got {column!r}."
         )
-    check_choice(recipe, "recipe", fn, RECIPES)
-    g = check_real(gamma, "gamma", fn, low=0.0, high=1.0)
-    if not isinstance(mapping, LevelMapping):
-        raise ConfigError(
-            f"The 'mapping' parameter of {fn} must be a LevelMapping. Got {type(mapping).__name__}."
-        )
-    if not isinstance(session, bool):
-        raise ConfigError(f"The 'session' parameter of {fn} must be a bool. Got {session!r}.")
+    g = float(gamma)
 
     last = threading.local()  # the three components score one episode once (per thread)
 

@@ -44,11 +44,11 @@ from typing import Any
 
 from .._completion import completion_text
 from .._optional import have
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
 from ..stack import RewardStack
 from ._common import (
     Target,
-    check_fill,
     flat_record,
     record_keys,
     resolve,
@@ -293,6 +293,7 @@ def _as_tensor(values: list[float]) -> Any:
     return list(values)
 
 
+@validate_params({"none_reward": [Interval(float, None, None)]})
 def reward_func(
     stack_or_fn: Target,
     *,
@@ -318,7 +319,7 @@ def reward_func(
             "The 'special_tokens' parameter of reward_func must be a sequence of strings. "
             f"Got {special_tokens!r}."
         )
-    fill = check_fill(none_reward, "none_reward", "reward_func")
+    fill = float(none_reward)
     warn_if_fill_outranks(stack, fill, "none_reward", "reward_func")
     return OpenRLHFReward(
         stack,

@@ -34,8 +34,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._json import canonical_json
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
-from ._common import check_fill, flat_record
+from ._common import flat_record
 from .fhir import completion_actions
 from .openrlhf import cut_at_turn_end, end_markers, strip_end_markers, turn_ends
 from .session import EnvSession
@@ -86,6 +87,13 @@ def task_rows(
     return [{"prompt": session.start(dict(t)), "label": canonical_json(dict(t))} for t in tasks]
 
 
+@validate_params(
+    {
+        "env_id": ["str"],
+        "none_reward": [Interval(float, None, None)],
+        "max_actions_per_turn": [Interval(int, 1, 10_000)],
+    }
+)
 def agent_executor(
     env_id: str,
     *,
@@ -97,16 +105,7 @@ def agent_executor(
     """The ``AgentExecutor`` class OpenRLHF loads from an agent file (see the module)."""
     from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
-    fill = check_fill(none_reward, "none_reward", "agent_executor")
-    if (
-        isinstance(max_actions_per_turn, bool)
-        or not isinstance(max_actions_per_turn, int)
-        or max_actions_per_turn < 1
-    ):
-        raise ConfigError(
-            f"The 'max_actions_per_turn' parameter of agent_executor must be a positive int. "
-            f"Got {max_actions_per_turn!r}."
-        )
+    fill = float(none_reward)
     kwargs = dict(env_kwargs or {})
     EnvSession(env_id, kwargs)  # validates the id and kwargs now, not in a rollout worker
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from rewardkit._completion import completion_text
+from rewardkit._validation import Interval, validate_params
 from rewardkit.errors import ConfigError
 from rewardkit.integrations._common import (
     Target,
@@ -103,6 +104,7 @@ class VerlScore:
         ]
 
 
+@validate_params({"none_score": [Interval(float, None, None)]})
 def make_compute_score(
     stack_or_fn: Target,
     *,
@@ -117,7 +119,7 @@ def make_compute_score(
     (:mod:`rewardkit.integrations.samplelog`), which ``rewardkit calibrate --rewards`` reads.
     """
     stack, name = resolve(stack_or_fn, name, "make_compute_score")
-    fill = check_fill(none_score, "none_score", "make_compute_score")
+    fill = float(none_score)
     warn_if_fill_outranks(stack, fill, "none_score", "make_compute_score")
     return VerlScore(
         stack,

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import canonical_json, write_atomic
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
 from ._common import check_fill
 from .session import ANSWER_ARGS, ANSWER_TOOL, EnvSession
@@ -183,6 +184,7 @@ class EnvTool(_BaseTool):
         self._tasks.pop(instance_id, None)
 
 
+@validate_params({"env_id": ["str", None], "none_score": [Interval(float, None, None)]})
 def compute_score(
     data_source: Any = None,
     solution_str: str | None = None,
@@ -196,7 +198,7 @@ def compute_score(
     """The episode's score for verl's reward managers: the last tool reward (the verifier's
     score of the episode as played), else the empty episode of the task in ``ground_truth``.
     ``env_id`` defaults to ``data_source``. Keys: ``score``, ``acc``, ``tool_calls``."""
-    fill = check_fill(none_score, "none_score", "compute_score")
+    fill = float(none_score)
     rewards = list((extra_info or {}).get("tool_rewards") or [])
     if rewards:
         score = float(rewards[-1])

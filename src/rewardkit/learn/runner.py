@@ -29,7 +29,7 @@ import numpy as np
 
 from .._json import canonical_json, content_hash, write_atomic
 from .._optional import require
-from .._validation import check_positive_int
+from .._validation import SEED, Each, Interval, validate_params
 from .._version import __version__
 from ..errors import ConfigError
 from ..stats.paired import paired_difference
@@ -92,16 +92,9 @@ def preregistration(
 
 def _check(seeds: Sequence[int], steps: int, settings: Settings) -> tuple[int, ...]:
     func = "run_experiment"
-    check_positive_int(steps, "steps", func)
-    if (
-        isinstance(seeds, (str, bytes))
-        or not seeds
-        or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)
-        or len(set(seeds)) != len(seeds)
-    ):
+    if len(set(seeds)) != len(seeds):
         raise ConfigError(
-            f"The 'seeds' parameter of {func} must be a non-empty sequence of distinct "
-            f"non-negative ints. Got {seeds!r}."
+            f"The 'seeds' parameter of {func} must not repeat a seed. Got {tuple(seeds)!r}."
         )
     if settings.batch_size % settings.num_generations:
         raise ConfigError(
@@ -238,6 +231,13 @@ def _quiet(threads: int) -> Any:
         torch.set_num_threads(before)
 
 
+@validate_params(
+    {
+        "seeds": [Each((SEED,), min_len=1)],
+        "steps": [Interval(int, 1, 10**6)],
+        "on_progress": ["callable", None],
+    }
+)
 def run_experiment(
     task: LearnTask,
     *,

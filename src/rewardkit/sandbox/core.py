@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
-from .._validation import check_choice, check_positive_int, check_real
+from .._validation import Interval, Options, validate_params
 from ..errors import ConfigError
 from ._child import SCRIPT
 from ._pool import LocalPool
@@ -49,6 +49,16 @@ class Sandbox:
     ``packages`` names installed packages programs may import, read-only (e.g. ``("numpy",)``).
     """
 
+    @validate_params(
+        {
+            "timeout_s": [Interval(float, 0.001, 3600.0)],
+            "memory_mb": [Interval(int, 64, 2**20)],
+            "workers": [Interval(int, 1, 1024), None],
+            "backend": [Options(("local", "ray"))],
+            "isolation": [Options(("strict", "basic"))],
+            "confinement": [Options(("auto", "bwrap", "landlock"))],
+        }
+    )
     def __init__(
         self,
         *,
@@ -60,16 +70,9 @@ class Sandbox:
         confinement: str = "auto",
         packages: Sequence[str] = (),
     ) -> None:
-        self.timeout_s = check_real(timeout_s, "timeout_s", "Sandbox", low=0.001, high=3600.0)
-        self.memory_mb = check_positive_int(memory_mb, "memory_mb", "Sandbox", minimum=64)
-        if workers is not None:
-            check_positive_int(workers, "workers", "Sandbox")
-        self.workers = workers
-        self.backend = check_choice(backend, "backend", "Sandbox", ("local", "ray"))
-        self.isolation_mode = check_choice(isolation, "isolation", "Sandbox", ("strict", "basic"))
-        self.confinement = check_choice(
-            confinement, "confinement", "Sandbox", ("auto", "bwrap", "landlock")
-        )
+        self.timeout_s, self.memory_mb = float(timeout_s), int(memory_mb)
+        self.workers = None if workers is None else int(workers)
+        self.backend, self.isolation_mode, self.confinement = backend, isolation, confinement
         self.packages = _check_packages(packages)
         if self.isolation_mode == "basic":
             warnings.warn(

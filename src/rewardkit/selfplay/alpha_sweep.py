@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._json import JsonMixin
-from .._validation import check_real
+from .._validation import Each, Interval, validate_params
 from ..errors import ConfigError
 from .bank import TaskBank, load_bank
 from .executor import Executor, owned_executor
@@ -49,6 +49,15 @@ class AlphaSweep(JsonMixin):
     n_seeds: int
 
 
+@validate_params(
+    {
+        "alphas": [Each((Interval(float, 0, 1),), min_len=1)],
+        "steps": [Interval(int, 1, 10**6)],
+        "rng": ["rng"],
+        "n_seeds": [Interval(int, 1, 10**4)],
+        "tolerance": [Interval(float, 0, None)],
+    }
+)
 def alpha_sweep(
     alphas: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0),
     steps: int = 350,
@@ -62,13 +71,12 @@ def alpha_sweep(
 ) -> AlphaSweep:
     """Run arm C once per α (same seeds) and read P3 off the final D_s and pass@1."""
     func = "alpha_sweep"
-    vals = [check_real(a, "alphas", func, low=0.0, high=1.0) for a in alphas]
+    vals = [float(a) for a in alphas]
     if 0.0 not in vals or len(set(vals)) != len(vals):
         raise ConfigError(
             f"The 'alphas' parameter of {func} must be distinct values in [0, 1] including 0.0 "
             f"(the paired reference). Got {list(alphas)!r}."
         )
-    check_real(tolerance, "tolerance", func, low=0.0)
     cfg = config or SimConfig()
     bank = bank or load_bank()
     finals: dict[float, tuple[list[float], list[float]]] = {}

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from .._json import JsonMixin
-from .._validation import check_real
+from .._validation import MAX_RESAMPLES, Interval, Options, validate_params
 from ..errors import ConfigError
-from .infogain import ig_rewards
+from .infogain import CORRECTIONS, GATE_MODES, ig_rewards
 from .probes import detection_from_table
 
 __all__ = ["DualPoolRewards", "dual_pool_rewards"]
@@ -43,6 +43,16 @@ class DualPoolRewards(JsonMixin):
     lam: float
 
 
+@validate_params(
+    {
+        "alpha": [Interval(float, 0, 1)],
+        "lam": [Interval(float, 0, None)],
+        "gate": [Options(GATE_MODES)],
+        "correction": [Options(CORRECTIONS)],
+        "n_perm": [Interval(int, 2, MAX_RESAMPLES)],
+        "rng": ["rng", None],
+    }
+)
 def dual_pool_rewards(
     E: Any,
     y: Any,
@@ -58,8 +68,7 @@ def dual_pool_rewards(
 ) -> DualPoolRewards:
     """Per-test reward r = I_mix + λ·d_j over a batch (see the module docstring)."""
     func = "dual_pool_rewards"
-    a = check_real(alpha, "alpha", func, low=0.0, high=1.0)
-    lam_ = check_real(lam, "lam", func, low=0.0)
+    a, lam_ = float(alpha), float(lam)
     e, ep = np.asarray(E), np.asarray(E_p0)
     if e.ndim != ep.ndim or e.shape[-1] != ep.shape[-1] or e.shape[:-2] != ep.shape[:-2]:
         raise ConfigError(

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._rng import as_generator
-from .._validation import check_positive_int
+from .._validation import MAX_RESAMPLES, Interval, check_memory, validate_params
 from ..errors import ConfigError
 from .infogain import CORRECTIONS, ig_rewards
 
@@ -66,6 +66,15 @@ def _h2(p: np.ndarray) -> np.ndarray:
     return -(p * np.log(q) + (1.0 - p) * np.log(r))
 
 
+@validate_params(
+    {
+        "m": [Interval(int, 2, 10_000)],
+        "G": [Interval(int, 1, 10_000)],
+        "n_rep": [Interval(int, 2, 10**7)],
+        "n_perm": [Interval(int, 2, MAX_RESAMPLES)],
+        "rng": ["rng"],
+    }
+)
 def estimator_audit(
     m: int = 16,
     G: int = 16,
@@ -77,9 +86,7 @@ def estimator_audit(
 ) -> EstimatorAudit:
     """Bias and RMSE of plug-in, Miller–Madow, exact-null and permutation-null IG at (m, G)."""
     func = "estimator_audit"
-    check_positive_int(m, "m", func, minimum=2)
-    check_positive_int(G, "G", func)
-    check_positive_int(n_rep, "n_rep", func, minimum=2)
+    check_memory(n_rep, "n_rep", func, nbytes=n_rep * m * G * 8, formula="n_rep × m × G × 8 bytes")
     gen = as_generator(rng, func)
     levels = np.arange(G + 1) / G
     rows = []

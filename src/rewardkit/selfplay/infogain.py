@@ -29,7 +29,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._rng import as_generator
-from .._validation import check_choice, check_memory, check_positive_int
+from .._validation import MAX_RESAMPLES, Interval, Options, check_memory, validate_params
 from ..errors import ConfigError
 
 __all__ = [
@@ -279,6 +279,13 @@ class PermutationNull(JsonMixin):
     n_perm: int
 
 
+@validate_params(
+    {
+        "n_perm": [Interval(int, 2, MAX_RESAMPLES)],
+        "rng": ["rng"],
+        "chunk_cells": [Interval(int, 1, 2**40)],
+    }
+)
 def permutation_null(
     E: Any, y: Any, *, n_perm: int = 200, rng: Any, chunk_cells: int = 2**22
 ) -> PermutationNull:
@@ -289,8 +296,6 @@ def permutation_null(
     (tests × permutations × levels), a few tens of MiB.
     """
     func = "permutation_null"
-    check_positive_int(n_perm, "n_perm", func, minimum=2)
-    check_positive_int(chunk_cells, "chunk_cells", func)
     gen = as_generator(rng, func)
     b = _prepare(E, y, func)
     T, m, K = b.E.shape
@@ -361,6 +366,14 @@ class IGRewards(JsonMixin):
     null: PermutationNull | None = None  # for correction="permutation"
 
 
+@validate_params(
+    {
+        "gate": [Options(GATE_MODES)],
+        "correction": [Options(CORRECTIONS)],
+        "n_perm": [Interval(int, 2, MAX_RESAMPLES)],
+        "rng": ["rng", None],
+    }
+)
 def ig_rewards(
     E: Any,
     y: Any,
@@ -380,8 +393,6 @@ def ig_rewards(
     constant column has MI 0, every correction 0 and covariance 0, so its reward is exactly 0.
     """
     func = "ig_rewards"
-    check_choice(gate, "gate", func, GATE_MODES)
-    check_choice(correction, "correction", func, CORRECTIONS)
     b = _prepare(E, y, func)
     mi = _plugin(b)
     null = None

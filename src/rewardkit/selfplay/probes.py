@@ -32,7 +32,7 @@ import numpy as np
 
 from .._json import JsonMixin, canonical_json, content_hash, write_atomic
 from .._rng import as_generator
-from .._validation import check_positive_int
+from .._validation import Interval, validate_params
 from ..errors import ConfigError, InputError
 from .bank import TaskBank, initial_policy
 from .executor import Executor, TestCase, owned_executor
@@ -111,12 +111,13 @@ class ProbePool(JsonMixin):
         return pool
 
 
+@validate_params(
+    {"rng": ["rng"], "size": [Interval(int, 2, 10_000)], "n_initial": [Interval(int, 0, 10_000)]}
+)
 def build_probe_pool(bank: TaskBank, *, rng: Any, size: int = 12, n_initial: int = 4) -> ProbePool:
     """P0: ``size`` probes per task — hand-written bugs, mutants round-robin over families,
     and at least ``n_initial`` samples of the initial coder policy (more when mutants run out)."""
     func = "build_probe_pool"
-    check_positive_int(size, "size", func, minimum=2)
-    check_positive_int(n_initial, "n_initial", func, minimum=0)
     if n_initial >= size:
         raise ConfigError(
             f"The 'n_initial' parameter of {func} must be smaller than size={size}. "

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._json import JsonMixin
-from .._validation import check_positive_int
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
 from .executor import TestCase
 
@@ -122,6 +122,7 @@ def _input_key(s: str) -> str:
         return s.strip()
 
 
+@validate_params({"k": [Interval(int, 1, None), None]})
 def prune(
     tests: Sequence[TestCase],
     table: Any,
@@ -163,8 +164,6 @@ def prune(
                 f"The 'y' parameter of {func} must have shape ({m},). Got {yv.shape}."
             )
         trusted = yv >= 1.0 - 1e-12
-    if k is not None:
-        check_positive_int(k, "k", func)
     keys: dict[str, int] = {}
     ids = np.array([keys.setdefault(_input_key(t.input), len(keys)) for t in tests])
     reason = prune_batch(passed[None], ids[None], inv[None], trusted[None], k=k)[0]

@@ -46,7 +46,7 @@ import numpy as np
 from .._json import JsonMixin, canonical_json, write_atomic
 from .._progress import track
 from .._rng import as_generator
-from .._validation import check_positive_int, check_real
+from .._validation import Interval, check_positive_int, check_real, validate_params
 from ..errors import ConfigError
 from ._summary import summarise
 from .bank import TaskBank, initial_policy, load_bank
@@ -355,6 +355,14 @@ def _run(
     return records, h_task, ig_task
 
 
+@validate_params(
+    {
+        "steps": [Interval(int, 1, 10**6)],
+        "rng": ["rng"],
+        "n_seeds": [Interval(int, 1, 10**4)],
+        "progress": ["boolean", None],
+    }
+)
 def simulate(
     arms: Sequence[str] = ("A", "B", "C", "D", CONTROL),
     steps: int = 350,
@@ -376,8 +384,6 @@ def simulate(
             f"The 'arms' parameter of {func} must be a non-empty tuple of distinct arms from "
             f"{tuple(ARMS)}. Got {arms!r}."
         )
-    check_positive_int(steps, "steps", func)
-    check_positive_int(n_seeds, "n_seeds", func)
     cfg = config or SimConfig()
     check_real(cfg.alpha, "alpha", "SimConfig", low=0.0, high=1.0)
     check_real(cfg.lam, "lam", "SimConfig", low=0.0)

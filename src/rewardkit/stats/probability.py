@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._json import JsonMixin
-from .._validation import check_positive_int
+from .._validation import Interval, validate_params
 from ..errors import ConfigError
 
 __all__ = ["Reliability", "ReliabilityBin", "reliability"]
@@ -49,11 +49,12 @@ class Reliability(JsonMixin):
     bins: tuple[ReliabilityBin, ...]
 
 
+@validate_params({"n_bins": [Interval(int, 1, 10**6)]})
 def reliability(
     probabilities: Sequence[float], outcomes: Sequence[float | bool], *, n_bins: int = 10
 ) -> Reliability:
     """ECE, Brier and the reliability diagram of ``probabilities`` against 0/1 ``outcomes``."""
-    k = check_positive_int(n_bins, "n_bins", _FN)
+    k = int(n_bins)
     p = np.asarray(probabilities, dtype=np.float64)  # (N,)
     y = np.asarray(outcomes, dtype=np.float64)  # (N,)
     if p.shape != y.shape or p.ndim != 1 or p.size == 0:

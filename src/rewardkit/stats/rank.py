@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._rng import RngLike, as_generator
-from .._validation import check_positive_int, check_real
+from .._validation import MAX_RESAMPLES, Interval, check_memory, check_real, validate_params
 from ..errors import ConfigError
 from ._resample import batches, bootstrap_indices, index_counts, percentile_interval
 from ._types import ConfidenceInterval, Estimate, RankAgreement
@@ -140,6 +140,14 @@ def _estimate(point: float, theta: np.ndarray, level: float) -> tuple[Estimate, 
     return Estimate(None if np.isnan(point) else float(point), ci, se), n_deg
 
 
+@validate_params(
+    {
+        "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
+        "confidence_level": [Interval(float, 0, 1, closed="neither")],
+        "batch": [Interval(int, 1, None), None],
+        "rng": ["rng"],
+    }
+)
 def rank_agreement(
     reward: Sequence[float | None],
     gold: Sequence[float | None],
@@ -159,12 +167,14 @@ def rank_agreement(
     correlation: it is counted in ``n_degenerate`` and left out of the interval.
     """
     gen = as_generator(rng, _FN)
-    b_total = check_positive_int(n_resamples, "n_resamples", _FN)
-    level = check_real(
-        confidence_level, "confidence_level", _FN, low=0, high=1, low_open=True, high_open=True
+    b_total, level = int(n_resamples), float(confidence_level)
+    check_memory(
+        b_total,
+        "n_resamples",
+        _FN,
+        nbytes=min(b_total, batch or b_total) * max(len(reward), 1) * 32,
+        formula="n_resamples (or batch) × n_tasks × 32 bytes",
     )
-    if batch is not None:
-        check_positive_int(batch, "batch", _FN)
     if len(reward) != len(gold):
         raise ConfigError(
             f"The 'gold' parameter of {_FN} must have one value per task ({len(reward)}). "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .._validation import check_real
+from .._validation import MAX_RESAMPLES, Each, Interval, validate_params
 from ..errors import ConfigError
 from ._types import RankAgreement, SeedStability
 from .rank import rank_agreement
@@ -32,6 +32,14 @@ def _bounds(ra: RankAgreement) -> tuple[float | None, ...]:
     return tuple(out)
 
 
+@validate_params(
+    {
+        "seeds": [Each((Interval(int, 0, None),), min_len=1)],
+        "tolerance": [Interval(float, 0, None)],
+        "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
+        "confidence_level": [Interval(float, 0, 1, closed="neither")],
+    }
+)
 def seed_stability(
     reward: Sequence[float | None],
     gold: Sequence[float | None],
@@ -47,13 +55,8 @@ def seed_stability(
     ``results`` may pass rank agreements already computed for ``seeds`` (same order).
     """
     fn = "seed_stability"
-    seed_t = tuple(seeds)
-    if not seed_t or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seed_t):
-        raise ConfigError(
-            f"The 'seeds' parameter of {fn} must be a non-empty sequence of ints >= 0. "
-            f"Got {seed_t!r}."
-        )
-    tol = check_real(tolerance, "tolerance", fn, low=0.0)
+    seed_t = tuple(int(s) for s in seeds)
+    tol = float(tolerance)
     if results is None:
         res = tuple(
             rank_agreement(

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._rng import RngLike, as_generator
-from .._validation import check_positive_int, check_real
+from .._validation import MAX_RESAMPLES, Interval, check_memory, check_real, validate_params
 from ..errors import ConfigError
 from ._resample import batches, bootstrap_indices, percentile_interval, permutation_indices
 from ._types import ConfidenceInterval, StratifiedTest
@@ -54,6 +54,15 @@ def permutation_pvalue(
     return float(np.clip(min(p_less, p_greater) * 2, 0.0, 1.0)), exact
 
 
+@validate_params(
+    {
+        "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
+        "confidence_level": [Interval(float, 0, 1, closed="neither")],
+        "alpha": [Interval(float, 0, 1, closed="neither")],
+        "batch": [Interval(int, 1, None), None],
+        "rng": ["rng"],
+    }
+)
 def stratified_test(
     values: Sequence[float | None],
     good: Sequence[bool],
@@ -70,13 +79,14 @@ def stratified_test(
     permutation null and the bootstrap each with a fresh ``default_rng(rng)`` (so each equals
     its scipy counterpart); a Generator is used for the permutations, then the bootstrap.
     """
-    b_total = check_positive_int(n_resamples, "n_resamples", _FN)
-    level = check_real(
-        confidence_level, "confidence_level", _FN, low=0, high=1, low_open=True, high_open=True
+    b_total, level, a = int(n_resamples), float(confidence_level), float(alpha)
+    check_memory(
+        b_total,
+        "n_resamples",
+        _FN,
+        nbytes=min(b_total, batch or b_total) * max(len(values), 1) * 16,
+        formula="n_resamples (or batch) × n_tasks × 16 bytes",
     )
-    a = check_real(alpha, "alpha", _FN, low=0, high=1, low_open=True, high_open=True)
-    if batch is not None:
-        check_positive_int(batch, "batch", _FN)
     if len(values) != len(good):
         raise ConfigError(
             f"The 'good' parameter of {_FN} must have one flag per task ({len(values)}). "
