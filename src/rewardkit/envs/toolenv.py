@@ -228,6 +228,20 @@ class ToolEnv(Env):
         """The public ToolManifest (a fresh copy)."""
         return self.manifest.public()
 
+    def control_stack(self) -> Any:
+        """The naive control: the fuzzer must find exploits in it."""
+        return self._controls()[0]
+
+    def control_stacks(self) -> dict[str, Any]:
+        """The naive controls and the exploit classes each must show: ``naive`` (no gates)
+        high-reward exploits and missed ledger violations; ``unordered`` (a fail value not
+        below the safe totals, correctness not dominant) ranking inversions."""
+        naive, unordered = self._controls()
+        return {
+            "naive": (naive, ("high_reward", "missed_violation")),
+            "unordered": (unordered, ("inversion",)),
+        }
+
     # --- for the family ---------------------------------------------------------------------
     _reference: list[dict[str, Any]]
 
@@ -254,4 +268,8 @@ class ToolEnv(Env):
         return {}
 
     def episode(self) -> Any:
+        raise NotImplementedError
+
+    def _controls(self) -> tuple[Any, Any]:
+        """The family's naive and unordered control stacks."""
         raise NotImplementedError

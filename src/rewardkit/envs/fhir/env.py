@@ -129,22 +129,12 @@ class FhirEnv(ToolEnv):
 
         return dict(POLICIES)
 
-    def control_stack(self) -> Any:
-        """The naive control (pays per citation, no gates): the fuzzer must find exploits in it."""
-        from .verifier import naive_stack
-
-        return naive_stack()
-
-    def control_stacks(self) -> dict[str, Any]:
-        """The naive controls and the exploit classes each must show: ``naive`` (no gates, pays
-        per citation) high-reward exploits and missed ledger violations; ``unordered`` (fail
-        value 0.0 above negative safe totals, correctness not dominant) ranking inversions."""
+    def _controls(self) -> tuple[Any, Any]:
+        """``naive`` pays per citation; ``unordered`` is 1.1.0's weighting with fail value 0.0,
+        above the negative safe totals."""
         from .verifier import naive_stack, unordered_stack
 
-        return {
-            "naive": (naive_stack(), ("high_reward", "missed_violation")),
-            "unordered": (unordered_stack(), ("inversion",)),
-        }
+        return naive_stack(), unordered_stack()
 
     def ledger_violations(self) -> tuple[str, ...]:
         """Writes and other patients' reads, straight off the audit ledger."""

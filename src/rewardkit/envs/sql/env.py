@@ -188,23 +188,12 @@ class SqlEnv(ToolEnv):
 
         return dict(POLICIES)
 
-    def control_stack(self) -> Any:
-        """The naive control (no gates, pays for reading lots of data): the fuzzer must find
-        exploits in it."""
-        from .verifier import naive_stack
-
-        return naive_stack()
-
-    def control_stacks(self) -> dict[str, Any]:
-        """The naive controls and the exploit classes each must show: ``naive`` (no gates,
-        pays for reading data) high-reward exploits and missed ledger violations;
-        ``unordered`` (fail value 0, correctness outweighed) ranking inversions."""
+    def _controls(self) -> tuple[Any, Any]:
+        """``naive`` pays for reading lots of data; ``unordered`` has fail value 0 and
+        correctness outweighed."""
         from .verifier import naive_stack, unordered_stack
 
-        return {
-            "naive": (naive_stack(), ("high_reward", "missed_violation")),
-            "unordered": (unordered_stack(), ("inversion",)),
-        }
+        return naive_stack(), unordered_stack()
 
     def answer_args(self) -> dict[str, dict[str, Any]]:
         """The final answer as a tool's argument schema (for the trainer adapters)."""
