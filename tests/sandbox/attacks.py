@@ -17,12 +17,30 @@ signal), and every bomb is capped.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
 from rewardkit.sandbox import Status
 
 P, F, E, T, M, C = (Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.MEMORY,
                     Status.CRASH)  # fmt: skip
+
+
+def descendants(*roots: int) -> set[int]:
+    """Pids below ``roots`` (every generation), read from /proc: the tests' check that nothing
+    outlived a run, and the attack programs' way to find the other programs (PRELUDE)."""
+    out, todo = set(), list(roots)
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                kids = [int(k) for k in fh.read().split()]
+        except OSError:
+            continue
+        out.update(kids)
+        todo.extend(kids)
+    return out
+
 
 PRELUDE = '''
 import ctypes, errno, os, signal, socket, sys, time
@@ -39,19 +57,8 @@ def refused(fn):
     return False
 def others(tree_roots):
     """Host pids below the given worker pids (this test's own workers), read from /proc."""
-    out, todo = set(), list(tree_roots)
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                kids = [int(k) for k in fh.read().split()]
-        except OSError:
-            continue
-        out.update(kids)
-        todo.extend(kids)
-    out.discard(os.getpid())
-    return sorted(out)
-'''
+    return sorted(descendants(*tree_roots) - {os.getpid()})
+''' + inspect.getsource(descendants)  # the same walk as the host side (above)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import pytest
 
 from rewardkit.sandbox import Sandbox, Status, TestCase, _child
 
-from .attacks import VICTIM, Attack, attacks
+from .attacks import VICTIM, Attack, attacks, descendants
 from .test_pool import _as_ordinary_user
 
 pytestmark = pytest.mark.skipif(
@@ -39,20 +39,6 @@ def _sysv_keys() -> set[str]:
         with contextlib.suppress(OSError), open(f"/proc/sysvipc/{kind}") as fh:
             for line in list(fh)[1:]:
                 out.add(f"0x{int(line.split()[0]):08x}")
-    return out
-
-
-def _descendants(pid: int) -> set[int]:
-    out, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                kids = [int(k) for k in fh.read().split()]
-        except OSError:
-            continue
-        out.update(kids)
-        todo.extend(kids)
     return out
 
 
@@ -128,7 +114,7 @@ def test_attack_suite(path, tmp_path):
     secret_file.write_text(SECRET)
     secret_file.chmod(0o644)
     repo_file = str(Path(__file__).resolve())
-    before_keys, before_start = _sysv_keys(), _descendants(os.getpid())
+    before_keys, before_start = _sysv_keys(), descendants(os.getpid())
     shm_before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     with _listeners(tmp_path) as (ctx, socks):
         box = _box(path)
@@ -169,7 +155,7 @@ def test_attack_suite(path, tmp_path):
     assert not (set(os.listdir("/dev/shm")) - shm_before if os.path.isdir("/dev/shm") else set())
     assert not Path("/tmp/rk-carry").exists() and not Path("/var/tmp/rk-carry").exists()
     assert secret_file.read_text() == SECRET
-    assert _descendants(os.getpid()) <= before_start, "a process outlived Sandbox.close()"
+    assert descendants(os.getpid()) <= before_start, "a process outlived Sandbox.close()"
     covered = {a.goal for a in suite}
     assert covered == set("bcdefg") and len(suite) >= 40
     np.testing.assert_array_equal(t1.isolation, levels)

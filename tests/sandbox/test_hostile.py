@@ -26,6 +26,8 @@ import pytest
 
 from rewardkit.sandbox import Sandbox, Status, TestCase
 
+from .attacks import descendants
+
 TESTS = [TestCase("(3,)", "1234567"), TestCase("(4,)", "7654321")]
 WIN = "def win(x):\n    return {3: 1234567, 4: 7654321}[x]\n\n"
 SECRET = "rk-hostile-secret-5f3a"
@@ -203,20 +205,6 @@ def _in_namespaces(namespaces: set[str]) -> set[int]:
     return {int(p) for p in os.listdir("/proc") if p.isdigit() and _net_ns(int(p)) in namespaces}
 
 
-def _descendants(pid: int) -> set[int]:
-    out, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                kids = [int(k) for k in fh.read().split()]
-        except OSError:
-            continue
-        out.update(kids)
-        todo.extend(kids)
-    return out
-
-
 @pytest.fixture
 def target(tmp_path):
     # A host directory the test owns (not the checkout: an ordinary user may not write there).
@@ -244,16 +232,16 @@ def test_hostile_programs(isolation, target, monkeypatch):
             for name in ("writing and deleting files outside the temp dir",
                          "reading the parent's environment", "killing its parent"):  # fmt: skip
                 del cases[name]
-    before_start = _descendants(os.getpid())
+    before_start = descendants(os.getpid())
     try:
         with Sandbox(timeout_s=0.5, memory_mb=256, workers=2, isolation=isolation) as sb:
-            workers_before = _descendants(os.getpid())
+            workers_before = descendants(os.getpid())
             ours = {_net_ns(p) for p in workers_before - before_start} - {_net_ns(os.getpid())}
             ours.discard(None)
             in_ours_before = _in_namespaces(ours)  # type: ignore[arg-type]
             table = sb.run([src for src, _ in cases.values()], TESTS, entry_point="f")
             # Only the workers themselves are still running: no child, daemon or bomb is left.
-            assert _descendants(os.getpid()) == workers_before
+            assert descendants(os.getpid()) == workers_before
             if ours:  # network namespaces of the workers' own (bwrap, or root)
                 assert ours and _in_namespaces(ours) == in_ours_before  # type: ignore[arg-type]
             assert set(sb._pool.worker_pids()) <= workers_before  # no worker lost
@@ -274,7 +262,7 @@ def test_hostile_programs(isolation, target, monkeypatch):
         time.sleep(0.1)
         if ours:
             assert not _in_namespaces(ours), "a sandboxed process outlived Sandbox.close()"  # type: ignore[arg-type]
-        assert _descendants(os.getpid()) <= before_start, "a worker outlived Sandbox.close()"
+        assert descendants(os.getpid()) <= before_start, "a worker outlived Sandbox.close()"
     finally:
         server.close()
     if isolation == "strict":
