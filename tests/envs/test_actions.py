@@ -87,3 +87,27 @@ def test_arbitrary_json_values_never_raise_and_answers_are_clean(obj):
     if a.kind == "answer":  # whatever got through is exactly the documented shape
         assert set(a.answer) == {"status", "value", "unit", "evidence", "note"}
         assert a.answer["value"] is None or abs(a.answer["value"]) <= 1e9
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "{",
+        '{"tool": 7}',
+        '{"tool": "query", "args": []}',
+        '{"tool": "query", "extra": 1}',
+        '{"answer": {"status": "met"}, "tool": "x"}',
+        '{"a": 1, "a": 2}',
+        '"{\\"tool\\": \\"query\\"}"',
+        {"tool": ["x"] * 100},
+        "[" * 40 + "]" * 40,
+    ],
+)
+def test_every_environment_reads_the_action_envelope_alike(raw):
+    """One envelope parser: the SQL actions differ only in their answer."""
+    from rewardkit.envs.sql.actions import parse_sql_action
+
+    fhir, sql = parse_action(raw), parse_sql_action(raw)
+    assert fhir.kind == sql.kind == "invalid"
+    assert fhir.error == sql.error and len(fhir.error) <= 200

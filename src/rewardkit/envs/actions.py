@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,6 @@ __all__ = [
     "MAX_ABS_VALUE",
     "MAX_ACTION_CHARS",
     "ParsedAction",
-    "load_action_object",
     "parse_action",
 ]
 
@@ -166,33 +166,33 @@ def _answer(ans: Any) -> dict[str, Any]:
     }
 
 
-def parse_action(raw: Any) -> ParsedAction:
-    """Parse one action (JSON text, bytes or an already-decoded dict); never raises."""
+def parse_action(
+    raw: Any, *, answer: Callable[[Any], dict[str, Any]] | None = None
+) -> ParsedAction:
+    """Parse one action (JSON text, bytes or an already-decoded dict); never raises.
+
+    ``answer``: the environment's own answer parser (it raises ValueError with the reason;
+    ``envs.sql`` has one); by default the answer shape of the module docstring."""
+    read_answer = _answer if answer is None else answer
     try:
         obj = _load(raw)
         keys = set(obj)
         if keys == {"answer"}:
-            return ParsedAction("answer", answer=_answer(obj["answer"]))
-        if keys == {"tool", "args"} or keys == {"tool"}:
+            return ParsedAction("answer", answer=read_answer(obj["answer"]))
+        if keys in ({"tool", "args"}, {"tool"}):
             tool = obj["tool"]
             if not isinstance(tool, str) or not tool:
-                raise _Reject(f"'tool' must be a tool name; got {tool!r}")
+                raise _Reject(f"'tool' must be a tool name; got {tool!r}"[:200])
             args = obj.get("args", {})
             if not isinstance(args, dict):
                 raise _Reject(f"'args' must be an object; got {type(args).__name__}")
             return ParsedAction("tool", tool=tool, args=args)
         raise _Reject(
-            f"action must have exactly the keys ['tool', 'args'] or ['answer']; got {sorted(keys)}"
+            f"action must have exactly the keys ['tool', 'args'] or ['answer']; got {sorted(keys)}"[
+                :200
+            ]
         )
-    except _Reject as exc:
-        return ParsedAction("invalid", error=str(exc))
     except RecursionError:  # a pathological object handed in directly (not through Env.step)
         return ParsedAction("invalid", error=f"action is nested deeper than {MAX_DEPTH} levels")
-
-
-def load_action_object(raw: Any) -> dict[str, Any]:
-    """The JSON object of an action with every parser trick rejected (duplicate keys, NaN,
-    huge numbers, JSON inside a string, …); raises ValueError with the reason. For
-    environments with their own answer schema (``envs.sql``)."""
-    obj: dict[str, Any] = _load(raw)
-    return obj
+    except (ValueError, TypeError) as exc:  # a rejection (_Reject is a ValueError)
+        return ParsedAction("invalid", error=str(exc) or type(exc).__name__)

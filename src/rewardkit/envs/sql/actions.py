@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..actions import ParsedAction, load_action_object
+from ..actions import ParsedAction, parse_action
 
 __all__ = ["MAX_EVIDENCE", "MAX_IDS", "STATUSES", "parse_sql_action"]
 
@@ -81,24 +81,6 @@ def _answer(ans: Any) -> dict[str, Any]:
 
 
 def parse_sql_action(raw: Any) -> ParsedAction:
-    """Parse one action (JSON text, bytes or a decoded dict); never raises."""
-    try:
-        obj = load_action_object(raw)
-        keys = set(obj)
-        if keys == {"answer"}:
-            return ParsedAction("answer", answer=_answer(obj["answer"]))
-        if keys in ({"tool", "args"}, {"tool"}):
-            tool = obj["tool"]
-            if not isinstance(tool, str) or not tool:
-                raise ValueError(f"'tool' must be a tool name; got {tool!r}"[:200])
-            args = obj.get("args", {})
-            if not isinstance(args, dict):
-                raise ValueError(f"'args' must be an object; got {type(args).__name__}")
-            return ParsedAction("tool", tool=tool, args=args)
-        raise ValueError(
-            f"action must have exactly the keys ['tool', 'args'] or ['answer']; got {sorted(keys)}"[
-                :200
-            ]
-        )
-    except (ValueError, RecursionError, TypeError) as exc:
-        return ParsedAction("invalid", error=str(exc) or type(exc).__name__)
+    """Parse one action (JSON text, bytes or a decoded dict) with the SQL answer; never
+    raises."""
+    return parse_action(raw, answer=_answer)
