@@ -10,7 +10,6 @@ import math
 import os
 import stat
 import tomllib
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -261,11 +260,9 @@ def renamed_field(
         )
     if path not in warned:
         warned.add(path)
-        warnings.warn(
+        RenamedFieldWarning.warn(
             f"{path}, line {line}: field '{old}' is deprecated; rename it to '{new}' (read as "
             f"'{new}' on every line for now; the next version refuses '{old}')",
-            RenamedFieldWarning,
-            stacklevel=3,
         )
     out = dict(obj)
     out[new] = out.pop(old)

@@ -13,15 +13,21 @@ received. Hierarchy::
 
     RewardkitWarning (UserWarning)      base of the typed warnings for degenerate data
     └── ZeroVarianceWarning             no group in a batch carries any reward variance
-    RenamedFieldWarning (DeprecationWarning)
-                                        a data file or mapping uses a field's old name; it is
+    RenamedFieldWarning (FutureWarning) a data file or mapping uses a field's old name; it is
                                         read as the new name for one version, then refused
+                                        (a FutureWarning: shown by default to whoever runs
+                                        the code, since the one who must act is the user who
+                                        wrote the file, not a developer)
 
 A failed rollout, a crashing reward component or a failing gate is *not* an exception: it is
 recorded on the result (see ``stack.RewardResult.errors``).
 """
 
 from __future__ import annotations
+
+import os
+import sys
+import warnings
 
 __all__ = [
     "ConfigError",
@@ -97,7 +103,25 @@ class ZeroVarianceWarning(RewardkitWarning):
     """Every group of a batch has zero reward variance: the batch carries no learning signal."""
 
 
-class RenamedFieldWarning(DeprecationWarning):
+class RenamedFieldWarning(FutureWarning):
     """A data file (or a step mapping) uses a field's old name. The value is read under the
     new name for one more version; the next version refuses the old name. The message names
-    the file, the first line that has it, the old and the new name."""
+    the file, the first line that has it, the old and the new name.
+
+    A FutureWarning, not a DeprecationWarning: Python hides DeprecationWarnings raised
+    outside ``__main__``, and this one is raised inside rewardkit's readers, so the user whose
+    file must change would never see it."""
+
+    @classmethod
+    def warn(cls, message: str) -> None:
+        """Warn, attributed to the first caller outside rewardkit (the line of the user's code
+        that read the file), however deep in rewardkit's readers and decorators it is raised."""
+        frame = sys._getframe(0)
+        level = 1
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+            frame = frame.f_back  # type: ignore[assignment]
+            level += 1
+        warnings.warn(message, cls, stacklevel=level)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -220,11 +219,9 @@ class Step(JsonMixin):
                     f"Step() takes 'level' and 'review'; got {sorted(old)}"
                     + (" besides 'review'" if review is not None else "")
                 )
-            warnings.warn(
+            RenamedFieldWarning.warn(
                 "Step(verdict=...) is deprecated; use Step(review=...) (the next version "
                 "refuses 'verdict')",
-                RenamedFieldWarning,
-                stacklevel=2,
             )
             review = old["verdict"]
         object.__setattr__(self, "level", level)
@@ -234,10 +231,8 @@ class Step(JsonMixin):
     @property
     def verdict(self) -> str | None:
         """Deprecated name of :attr:`review`."""
-        warnings.warn(
+        RenamedFieldWarning.warn(
             "Step.verdict is deprecated; use Step.review (the next version removes it)",
-            RenamedFieldWarning,
-            stacklevel=2,
         )
         return self.review
 
@@ -280,11 +275,9 @@ def _as_steps(steps: Sequence[StepLike]) -> tuple[Step, ...]:
         None,
     )
     if old is not None:
-        warnings.warn(
+        RenamedFieldWarning.warn(
             f"Step {old}: the key 'verdict' is deprecated; rename it to 'review' (read as "
             "'review' for now; the next version refuses 'verdict')",
-            RenamedFieldWarning,
-            stacklevel=3,
         )
     return tuple(_as_step(s, i) for i, s in enumerate(steps))
 
@@ -299,14 +292,19 @@ def _as_step(s: StepLike, i: int) -> Step:
             raise ConfigError(
                 f"Step {i} has both 'verdict' (the old name) and 'review'; give only 'review'."
             )
-        if "verdict" in s:  # warned once by _as_steps
-            s = {("review" if k == "verdict" else k): v for k, v in s.items()}
-        unknown = sorted(set(s) - {"level", "review"})
+        name = "verdict" if "verdict" in s else "review"  # "verdict": warned by _as_steps
+        unknown = sorted(set(s) - {"level", name})
         if unknown or "level" not in s:
             raise ConfigError(
                 f"Step {i} must have a 'level' and optionally a 'review'. Got keys {sorted(s)}."
             )
-        return Step(s["level"], s.get("review"))
+        review = s.get(name)
+        if review is not None and review not in REVIEWS:
+            raise ConfigError(
+                f"Step {i}: the '{name}' must be one of {', '.join(REVIEWS)} or None. "
+                f"Got {review!r:.60}."
+            )
+        return Step(s["level"], review)
     raise ConfigError(
         f"Step {i} must be a Step, an int level or a mapping with 'level'. Got {s!r}."
     )

@@ -103,7 +103,7 @@ def test_old_values_are_checked_like_new_ones(tmp_path):
     )
     with (
         pytest.warns(RenamedFieldWarning),
-        pytest.raises(InputError, match=r"line 1, field 'reviews\[0\]': expected final"),
+        pytest.raises(InputError, match=r"line 1, field 'verdicts\[0\]': expected final"),
     ):
         read_levels(path)
 

@@ -23,13 +23,12 @@ still name ``reviews`` by its old name ``verdicts`` are read the same, with a
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import InputError, RenamedFieldWarning
-from ..levels import DEFAULT_MAPPING, LevelMapping, Step, score_trajectory
+from ..levels import DEFAULT_MAPPING, REVIEWS, LevelMapping, Step, score_trajectory
 
 __all__ = ["LevelItemReward", "recipe_a", "recipe_b", "recipe_c"]
 
@@ -60,12 +59,17 @@ class LevelItemReward:
                 f"expected a list of int levels (-1 = cannot evaluate); got {levels!r:.60}",
                 field=self.field,
             )
-        if "verdicts" in item and "reviews" not in item:
-            warnings.warn(
+        name = "reviews"
+        if "verdicts" in item and "reviews" in item:
+            raise InputError(
+                "has both 'verdicts' (the old name) and 'reviews'; give only 'reviews'",
+                field="verdicts",
+            )
+        if "verdicts" in item:
+            name = "verdicts"
+            RenamedFieldWarning.warn(
                 "an item's field 'verdicts' is deprecated; rename it to 'reviews' in your items "
                 "file (read as 'reviews' for now; the next version refuses 'verdicts')",
-                RenamedFieldWarning,
-                stacklevel=2,
             )
             item = {("reviews" if k == "verdicts" else k): v for k, v in item.items()}
         reviews = item.get("reviews")
@@ -73,8 +77,14 @@ class LevelItemReward:
             raise InputError(
                 f"expected null or a list of one review per level ({len(levels)}: final, "
                 f"provisional, revoked or null); got {reviews!r:.60}",
-                field="reviews",
+                field=name,
             )
+        for i, v in enumerate(reviews or ()):
+            if v is not None and v not in REVIEWS:
+                raise InputError(
+                    f"expected final, provisional, revoked or null; got {v!r:.40}",
+                    field=f"{name}[{i}]",
+                )
         if reviews is None:
             steps = [Step(x) for x in levels]
         else:

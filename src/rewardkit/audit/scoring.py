@@ -15,7 +15,6 @@ object that still has the old attribute ``verdicts`` instead is read the same, w
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +31,9 @@ def task_reviews(task: Task) -> Sequence[str | None] | None:
     """``task.reviews`` (one review per decision; None = no review session). A task class
     written for the old attribute name ``verdicts`` is read the same, with a warning."""
     if not hasattr(task, "reviews") and hasattr(task, "verdicts"):
-        warnings.warn(
+        RenamedFieldWarning.warn(
             f"{type(task).__name__}: the task attribute 'verdicts' is deprecated; rename it to "
             "'reviews' (read as 'reviews' for now; the next version refuses 'verdicts')",
-            RenamedFieldWarning,
-            stacklevel=3,
         )
         return task.verdicts
     return task.reviews

@@ -159,10 +159,21 @@ def _decisions(obj: dict[str, Any], path: str, line: int) -> tuple[dict[str, Any
     return tuple(raw)
 
 
-def _reviews(obj: dict[str, Any], n: int, path: str, line: int) -> tuple[str | None, ...] | None:
+def _renamed(
+    obj: dict[str, Any], path: str, line: int, warned: set[str]
+) -> tuple[dict[str, Any], str]:
+    """``obj`` with the old name ``verdicts`` read as ``reviews``, and the name the line used
+    (errors about the value name the field as the file spells it)."""
+    name = "verdicts" if "verdicts" in obj else "reviews"
+    return renamed_field(obj, "verdicts", "reviews", path, line, warned=warned), name
+
+
+def _reviews(
+    obj: dict[str, Any], n: int, path: str, line: int, name: str = "reviews"
+) -> tuple[str | None, ...] | None:
     raw = require_field(
-        obj,
-        "reviews",
+        {name: obj["reviews"]} if "reviews" in obj else {},
+        name,
         list,
         path,
         line,
@@ -172,16 +183,14 @@ def _reviews(obj: dict[str, Any], n: int, path: str, line: int) -> tuple[str | N
     if raw is None:
         return None
     if len(raw) != n:
-        raise _fail(
-            f"has {len(raw)} entries for {n} steps; give one per step", path, line, "reviews"
-        )
+        raise _fail(f"has {len(raw)} entries for {n} steps; give one per step", path, line, name)
     for i, v in enumerate(raw):
         if v is not None and v not in REVIEWS:
             raise _fail(
                 f"expected final, provisional, revoked or null; got {v!r:.40}",
                 path,
                 line,
-                f"reviews[{i}]",
+                f"{name}[{i}]",
             )
     return tuple(raw)
 
@@ -222,14 +231,14 @@ def read_trajectories(path: str | Path) -> list[Trajectory]:
     }
 
     def parse(obj: dict[str, Any], p: str, line: int) -> Trajectory:
-        obj = renamed_field(obj, "verdicts", "reviews", p, line, warned=warned)
+        obj, rname = _renamed(obj, p, line, warned)
         _keys(obj, allowed, p, line)
         key = "trajectory_id" if "trajectory_id" in obj or "task_id" not in obj else "task_id"
         tid = require_field(obj, key, str, p, line, accepted="a string id")
         _once(seen, tid, p, line, key)
         paradigm = require_field(obj, "paradigm", str, p, line, optional=True, accepted="a string")
         decisions = _decisions(obj, p, line)
-        return Trajectory(tid, paradigm, decisions, _reviews(obj, len(decisions), p, line))
+        return Trajectory(tid, paradigm, decisions, _reviews(obj, len(decisions), p, line, rname))
 
     return cast(list[Trajectory], read_jsonl(path, parse))
 
@@ -241,7 +250,7 @@ def read_tasks(path: str | Path) -> list[BenchmarkTask]:
     allowed = {"task_id", "paradigm", "decisions", "reviews", *_GOLD}
 
     def parse(obj: dict[str, Any], p: str, line: int) -> BenchmarkTask:
-        obj = renamed_field(obj, "verdicts", "reviews", p, line, warned=warned)
+        obj, rname = _renamed(obj, p, line, warned)
         _keys(obj, allowed, p, line)
         tid = _once(
             seen,
@@ -252,7 +261,7 @@ def read_tasks(path: str | Path) -> list[BenchmarkTask]:
         )
         paradigm = require_field(obj, "paradigm", str, p, line, accepted="a paradigm name")
         decisions = _decisions(obj, p, line)
-        reviews = _reviews(obj, len(decisions), p, line)
+        reviews = _reviews(obj, len(decisions), p, line, rname)
         c, e, g = (_count(obj, k, p, line) for k in _GOLD)
         return BenchmarkTask(tid, paradigm, decisions, reviews, c, e, g)
 
@@ -299,13 +308,13 @@ def read_levels(path: str | Path) -> list[LevelRecord]:
     warned: set[str] = set()
 
     def parse(obj: dict[str, Any], p: str, line: int) -> LevelRecord:
-        obj = renamed_field(obj, "verdicts", "reviews", p, line, warned=warned)
+        obj, rname = _renamed(obj, p, line, warned)
         _keys(obj, {"trajectory_id", "levels", "reviews"}, p, line)
         tid = require_field(obj, "trajectory_id", str, p, line, accepted="a string id")
         _once(seen, tid, p, line, "trajectory_id")
         raw = require_field(obj, "levels", list, p, line, accepted="a list of ints in -1..3")
         levels = _levels(raw, "levels", p, line)
-        return LevelRecord(tid, levels, _reviews(obj, len(levels), p, line))
+        return LevelRecord(tid, levels, _reviews(obj, len(levels), p, line, rname))
 
     return cast(list[LevelRecord], read_jsonl(path, parse))
 
