@@ -140,3 +140,287 @@ def numeric_params(obj: Any) -> list[str]:
 
 def table_of(obj: Any) -> dict[str, list[Any]] | None:
     return getattr(_target(obj), "__rewardkit_constraints__", None)
+
+
+_RECORD = "a record of parsed input: its reader checks each field and names the file and line"
+_COMPUTED = "built by the library from checked values, not given by a user"
+_CONFIG = "a settings record: each field is checked, by name, by the function that reads it"
+_ENV = "environment internals: its values come from the environment's own code and tables"
+_BENCH = "benchmark harness: `rewardkit sandbox bench` checks these counts (docs/cli.md bounds)"
+_TRAINER = "called by the trainer per sample; none_score is checked by make_compute_score"
+_FORMULA = "a closed-form formula over numbers the simulation computes"
+_DATA = "data, checked element by element (the message names the index)"
+
+# Public callables that take numbers or options but carry no table, each with the reason.
+NOT_DECORATED: dict[str, str] = {
+    "rewardkit._ordering.StackBounds": _COMPUTED,
+    "rewardkit.audit.config.AuditConfig": "read by AuditConfig.from_toml, which checks each "
+    "field against its range and names the TOML key",
+    "rewardkit.audit.data.GoldenItem": _RECORD,
+    "rewardkit.audit.data.Item": _RECORD,
+    "rewardkit.audit.data.Joined": _COMPUTED,
+    "rewardkit.audit.data.SpikePair": _RECORD,
+    "rewardkit.audit.gates.gate_spike_in": "called by validate with its checked spike_in_drop",
+    "rewardkit.audit.level_items.LevelItemReward": "scores through score_trajectory, whose "
+    "table checks recipe and gamma on every call",
+    "rewardkit.audit.preset.generator_seed_spread": "seeds go through generate(), whose table "
+    "checks each; chosen is only compared",
+    "rewardkit.audit.protocols.LevelReward": "scores through score_trajectory (checked there)",
+    "rewardkit.audit.reward_gates.gate_range": "called by validate_reward; the CLI parses "
+    "--range and refuses non-finite or reversed bounds",
+    "rewardkit.audit.reward_gates.gate_spike_in": "called by validate_reward with its checked "
+    "spike_in_drop",
+    "rewardkit.bioaudit.defects.Mutation": _COMPUTED,
+    "rewardkit.bioaudit.generator.GeneratorConfig": _CONFIG,
+    "rewardkit.bioaudit.templates.pipeline": _COMPUTED,
+    "rewardkit.envs.conformance.schema_violations": "a check of a tool manifest; limit only "
+    "shortens the list it returns",
+    "rewardkit.envs.fhir.env.FhirEnv": "built by the registry (make) from registered options; "
+    "reset() checks its seed and options",
+    "rewardkit.envs.fhir.phi.PhiIndex": _ENV,
+    "rewardkit.envs.fhir.spellings.honest_notes": _ENV,
+    "rewardkit.envs.fhir.tasks.make_task": _ENV,
+    "rewardkit.envs.fhir.units.to_canonical": _ENV,
+    "rewardkit.envs.fhir.verifier.Episode": _COMPUTED,
+    "rewardkit.envs.fhir.verifier.build_stack": "builds a RewardStack, whose table checks "
+    "fail_value and ordering",
+    "rewardkit.envs.fhir.world.Scenario": _ENV,
+    "rewardkit.envs.fhir.world.World": _ENV,
+    "rewardkit.envs.manifest.check_args": "checks a tool call's arguments (data) against the "
+    "manifest; max_chars is the environment's",
+    "rewardkit.envs.manifest.validate_args": "as check_args",
+    "rewardkit.envs.sql.attacks.spellings": _ENV,
+    "rewardkit.envs.sql.data.Tables": _ENV,
+    "rewardkit.envs.sql.data.day_string": _ENV,
+    "rewardkit.envs.sql.data.generate": _ENV,
+    "rewardkit.envs.sql.engine.ReadOnlySession": _ENV,
+    "rewardkit.envs.sql.env.SqlEnv": "built by the registry (make) from registered options; "
+    "reset() checks its seed and options",
+    "rewardkit.envs.sql.phi.PhiFinder": _ENV,
+    "rewardkit.envs.sql.tasks.make_task": _ENV,
+    "rewardkit.envs.sql.tools.SqlToolRunner": _ENV,
+    "rewardkit.envs.sql.truth.month_string": _ENV,
+    "rewardkit.envs.sql.truth.quarter_string": _ENV,
+    "rewardkit.envs.sql.twins.data_independent": _ENV,
+    "rewardkit.envs.sql.verifier.SqlEpisode": _COMPUTED,
+    "rewardkit.envs.sql.verifier.build_stack": "builds a RewardStack, whose table checks "
+    "fail_value and ordering",
+    "rewardkit.envs.sql.world.Scenario": _ENV,
+    "rewardkit.envs.sql.world.World": _ENV,
+    "rewardkit.envs.stacks.VerifierParts": _COMPUTED,
+    "rewardkit.envs.sweep.sweep_spec": "called by sweep() with its checked variants",
+    "rewardkit.integrations.openrlhf.OpenRLHFReward": "built by reward_func (checked there)",
+    "rewardkit.integrations.openrlhf.agent_executor": "forwards to "
+    "rewardkit.integrations.openrlhf_agent.agent_executor, which carries the table",
+    "rewardkit.integrations.trl.AsyncTRLReward": "built by async_reward_func (checked there)",
+    "rewardkit.integrations.trl.mixed_none_warning": _COMPUTED,
+    "rewardkit.integrations.verl_score.VerlScore": "built by make_compute_score (checked there)",
+    "rewardkit.integrations.verl_score.compute_score": _TRAINER,
+    "rewardkit.integrations.verl_score.compute_score_batch": _TRAINER,
+    "rewardkit.integrations.verl_score.compute_score_prime": _TRAINER,
+    "rewardkit.learn.calibration.true_probability": _FORMULA,
+    "rewardkit.learn.runner.preregistration": "called by run_experiment after its table "
+    "checked seeds and steps",
+    "rewardkit.sandbox.bench.run_bench": _BENCH,
+    "rewardkit.sandbox.bench.workload": _BENCH,
+    "rewardkit.sandbox.floor.fork_floor": _BENCH,
+    "rewardkit.sandbox.floor.run_floor_bench": _BENCH,
+    "rewardkit.sandbox.floor.trivial_workload": _BENCH,
+    "rewardkit.sandbox.table.graded_correctness": "data: a pass table's columns, checked "
+    "against the table's shape",
+    "rewardkit.selfplay.bankfile.TaskDefinition": _RECORD,
+    "rewardkit.selfplay.inputgen.Spec": _RECORD,
+    "rewardkit.selfplay.inputgen.parse_spec": "parses a bank file's generator spec (data; "
+    "errors name the task and field)",
+    "rewardkit.selfplay.predictions.mm_bound": _FORMULA,
+    "rewardkit.selfplay.predictions.mm_peak": _FORMULA,
+    "rewardkit.selfplay.pruning.prune_batch": "the array form prune() calls after its table "
+    "checked k",
+    "rewardkit.selfplay.testgen.Universe": _COMPUTED,
+    "rewardkit.stack.Component": "a frozen dataclass: __post_init__ checks weight and range "
+    "with the same message template",
+    "rewardkit.stats.groups.group_ordering": _DATA,
+    "rewardkit.stats.paired.paired_difference": _DATA,
+    "rewardkit.stats.paired.t_quantile_975": _FORMULA,
+    "rewardkit.stats.rank.gold_quality": _DATA,
+}
+# Parameters of decorated functions left out of their table: data, not settings.
+DATA_PARAMS: dict[str, set[str]] = {
+    "rewardkit.advantages.group_advantages": {"rewards", "groups"},
+    "rewardkit.advantages.minimum_pass": {"rewards", "groups"},
+    "rewardkit.audit.gates.gate_mapping": {"levels"},
+    "rewardkit.audit.validate_reward.validate_reward": {"declared_range"},
+    "rewardkit.selfplay.estimator_audit.estimator_audit": {"scenarios"},
+    "rewardkit.stats.probability.reliability": {"probabilities", "outcomes"},
+    "rewardkit.stats.rank.rank_agreement": {"reward", "gold"},
+    "rewardkit.stats.stability.seed_stability": {"reward", "gold"},
+    "rewardkit.stats.stratified.stratified_test": {"values"},
+}
+
+PUBLIC = dict(public_callables())
+DECORATED = {q: o for q, o in PUBLIC.items() if table_of(o) is not None}
+
+
+def test_every_public_callable_taking_numbers_or_options_is_decorated_or_listed() -> None:
+    """A new public function with a number or an option fails here until it has a table."""
+    forgotten = []
+    for qual, obj in PUBLIC.items():
+        params = numeric_params(obj)
+        table = table_of(obj)
+        if table is None:
+            if params and qual not in NOT_DECORATED:
+                forgotten.append(f"{qual}: {params}")
+        else:
+            left = [p for p in params if p not in table and p not in DATA_PARAMS.get(qual, ())]
+            if left:
+                forgotten.append(f"{qual}: {left} not in its table")
+    assert not forgotten, "add a validate_params table (or a reason):\n" + "\n".join(forgotten)
+    stale = [q for q in NOT_DECORATED if q not in PUBLIC or q in DECORATED]
+    assert not stale, f"listed but decorated or gone: {stale}"
+    assert len(DECORATED) >= 50, len(DECORATED)
+
+
+def test_every_count_has_an_upper_bound() -> None:
+    """An int parameter without an upper bound takes 10**400 and fails deep inside."""
+    for qual, obj in DECORATED.items():
+        for name, allowed in table_of(obj).items():
+            for c in allowed:
+                for leaf in c.constraints if isinstance(c, Each) else (c,):
+                    if isinstance(leaf, Interval) and leaf.kind is int:
+                        assert leaf.high is not None, (qual, name)
+
+
+# Bad values, one or more per constraint class; each case uses those its table refuses.
+BAD: dict[str, Any] = {
+    "nan": math.nan,
+    "inf": math.inf,
+    "-inf": -math.inf,
+    "numpy nan": np.float32("nan"),
+    "True": True,
+    "numpy True": np.bool_(True),
+    "1.5": 1.5,
+    "-1": -1,
+    "-0.5": -0.5,
+    "10**12": 10**12,
+    "10**400": 10**400,
+    "-10**400": -(10**400),
+    "2**63": 2**63,
+    "1e300": 1e300,
+    "a wrong option": "no-such-option",
+    "bytes": b"x",
+    "an object": object(),
+    "an empty list": [],
+    "[nan]": [math.nan],
+    "[-1]": [-1],
+    "[True]": [True],
+    "[10**400]": [10**400],
+}
+
+
+def _valid(allowed: list[Any]) -> Any:
+    c = allowed[0]
+    if c is None:
+        return None
+    if isinstance(c, str):
+        return {"rng": 0, "boolean": False, "callable": lambda *a, **k: None, "str": "x"}[c]
+    if isinstance(c, Interval):
+        lo = c.low if c.low is not None else (c.high - 1 if c.high is not None else 0)
+        hi = c.high if c.high is not None else lo + 2
+        mid = (lo + hi) / 2
+        return int(mid) if c.kind is int and int(mid) in c else (mid if mid in c else lo)
+    if isinstance(c, Options):
+        return c.values[0]
+    if isinstance(c, Each):
+        return [_valid(list(c.constraints))] * max(c.min_len, 1)
+    if c is np.random.Generator:
+        return np.random.default_rng(0)
+    raise AssertionError(f"no valid value for {c}")
+
+
+NOT_A_NUMBER = {"nan", "inf", "-inf", "numpy nan", "True", "numpy True", "10**400", "-10**400"}
+NOT_A_NUMBER |= {"a wrong option", "bytes", "an object", "an empty list", "[nan]", "[-1]"}
+NOT_A_NUMBER |= {"[True]", "[10**400]"}
+
+
+def _refuses(c: Any, label: str) -> bool:
+    """Whether constraint ``c`` must refuse ``BAD[label]`` — written out rule by rule, apart
+    from the implementation (a case list computed by the code under test could not fail)."""
+    value = BAD[label]
+    if c is None or c == "callable":
+        return True
+    if c == "boolean":
+        return label not in ("True", "numpy True")
+    if c == "str":
+        return label != "a wrong option"
+    if c == "rng":
+        return label not in ("10**12",)
+    if isinstance(c, Options):
+        return True
+    if isinstance(c, Interval):
+        if label in NOT_A_NUMBER or (c.kind is int and label in ("1.5", "-0.5", "1e300")):
+            return True
+        low_ok = c.low is None or (
+            value >= c.low if c.closed in ("both", "left") else value > c.low
+        )
+        high_ok = c.high is None or (
+            value <= c.high if c.closed in ("both", "right") else value < c.high
+        )
+        return not (low_ok and high_ok)
+    if isinstance(c, Each):
+        if not isinstance(value, list):
+            return True
+        if len(value) < c.min_len:
+            return True
+        inner = {"[nan]": "nan", "[-1]": "-1", "[True]": "True", "[10**400]": "10**400"}
+        return label in inner and all(_refuses(x, inner[label]) for x in c.constraints)
+    if isinstance(c, type):
+        return not isinstance(value, c)
+    raise AssertionError(f"no rule for {c!r}")
+
+
+def _cases() -> Iterator[tuple[str, str, str]]:
+    for qual, obj in sorted(DECORATED.items()):
+        for name, allowed in table_of(obj).items():
+            for label in BAD:
+                if all(_refuses(c, label) for c in allowed):
+                    yield qual, name, label
+
+
+CASES = list(_cases())
+
+
+def test_the_bad_values_cover_every_constraint_class() -> None:
+    assert len(CASES) > 500
+    kinds = {
+        (type(c).__name__ if not isinstance(c, str) else c)
+        for obj in DECORATED.values()
+        for allowed in table_of(obj).values()
+        for c in allowed
+    }
+    assert {"Interval", "Options", "Each", "rng", "boolean", "str"} <= kinds, kinds
+
+
+@pytest.mark.parametrize(("qual", "param", "label"), CASES)
+def test_a_bad_value_is_refused_naming_the_parameter_and_function(
+    qual: str, param: str, label: str
+) -> None:
+    """Never a traceback from inside, never a silent accept: the other arguments are dummies
+    the body would choke on, so only the table can answer."""
+    obj = DECORATED[qual]
+    table = table_of(obj)
+    sig = inspect.signature(_target(obj))
+    kwargs: dict[str, Any] = {}
+    for p in sig.parameters.values():
+        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.name == param:
+            kwargs[p.name] = BAD[label]
+        elif p.default is inspect.Parameter.empty:
+            kwargs[p.name] = _valid(table[p.name]) if p.name in table else object()
+    owner = obj.__name__
+    with pytest.raises(ConfigError) as exc:
+        obj(**kwargs)
+    assert isinstance(exc.value, ValueError)
+    message = str(exc.value)
+    assert message.startswith(f"The '{param}' parameter of {owner} must be "), message
+    assert len(message) < 400 and "\n" not in message

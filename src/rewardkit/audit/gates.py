@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin, canonical_json, content_hash, to_plain
+from .._validation import Interval, validate_params
 from ..levels import Step
 from .protocols import Golden, Judge, Reward, Task, output_value
 from .scoring import judge_levels, score_tasks, task_reviews
@@ -68,6 +69,7 @@ def _value(reward: Reward, levels: Sequence[int], recipe: str) -> float | None:
     return output_value(reward([Step(lv) for lv in levels], recipe=recipe, session=False))
 
 
+@validate_params({"ceiling": [Interval(float, 0, None, closed="neither")]})
 def gate_mapping(
     reward: Reward, *, ceiling: float = 0.85, levels: Sequence[int] | None = None
 ) -> GateResult:

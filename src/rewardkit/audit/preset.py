@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import JsonMixin
+from .._validation import SEED, Interval, validate_params
 
 __all__ = [
     "BioauditInputs",
@@ -77,6 +78,13 @@ class BioauditInputs:
     note: str
 
 
+@validate_params(
+    {
+        "miss_rate": [Interval(float, 0, 1)],
+        "spurious_rate": [Interval(float, 0, 1)],
+        "rng": [SEED],
+    }
+)
 def preset_judge(
     miss_rate: float = 0.0, spurious_rate: float = 0.0, *, rng: int = 0
 ) -> tuple[Any, tuple[str, dict[str, Any]]]:
@@ -90,6 +98,13 @@ def preset_judge(
     return Engine(), ("rewardkit.bioaudit:Engine", {})
 
 
+@validate_params(
+    {
+        "miss_rate": [Interval(float, 0, 1)],
+        "spurious_rate": [Interval(float, 0, 1)],
+        "rng": [SEED],
+    }
+)
 def bioaudit_inputs(
     version: str | Path = "v1.2.0",
     *,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin
+from .._validation import MAX_RESAMPLES, Interval, validate_params
 from ..errors import ConfigError
 from ..stats import gold_quality, rank_agreement, stratified_test
 from .gates import (
@@ -80,6 +81,15 @@ def _evidence(
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
+@validate_params(
+    {
+        "ceiling": [Interval(float, 0, None, closed="neither")],
+        "spike_in_drop": [Interval(float, 0, None)],
+        "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
+        "rng": ["rng"],
+        "note": ["str"],
+    }
+)
 def validate(
     tasks: Sequence[Task] | None = None,
     *,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._json import JsonMixin
+from .._validation import Interval, validate_params
 from .data import GoldenItem, Item, SpikePair
 from .reward_gates import (
     GateReport,
@@ -71,6 +72,7 @@ def probes_from(
     return tuple(out), src or "none"
 
 
+@validate_params({"spike_in_drop": [Interval(float, 0, None)], "cwd": ["str", None]})
 def validate_reward(
     reward: UserReward,
     *,

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._json import canonical_json, content_hash, write_atomic
-from .._rng import as_generator
+from .._validation import SEED, validate_params
 from ..errors import RewardkitError
 from .defects import MUTATIONS, SILENT, Mutation, apply
 from .engine import PARADIGMS, Engine
@@ -241,6 +241,7 @@ def _lines(records: list[dict[str, Any]]) -> bytes:
     return "".join(canonical_json(r) + "\n" for r in records).encode("utf-8")
 
 
+@validate_params({"seed": [SEED]})
 def generate(
     seed: int = DEFAULT_SEED,
     *,
@@ -252,7 +253,6 @@ def generate(
     The default seed and config reproduce the shipped ``v1.2.0`` files exactly.
     """
     cfg = config or GeneratorConfig()
-    as_generator(seed, "generate", "seed")  # validates the seed
     engine = Engine()
     levels = {r.id: r.level for pack in engine.packs.values() for r in pack.rules}
     parts = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]

@@ -29,6 +29,7 @@ from typing import Any
 
 from .._json import JsonMixin, canonical_json
 from .._results import Check
+from .._validation import SEED, validate_params
 from ..errors import EnvError
 from .core import Env, Verdict
 from .protocol import tool_specs
@@ -179,6 +180,7 @@ def schema_violations(env: Any, limit: int = 4) -> list[dict[str, Any]]:
     return out
 
 
+@validate_params({"seed": [SEED]})
 def check_env(env: Env, *, seed: int = 0, actions: Sequence[Any] | None = None) -> EnvCheckReport:
     """Run the contract checks on ``env``, any :class:`~rewardkit.envs.Env` instance (it is
     reset several times; no registry is needed). ``actions`` default to the environment's

@@ -22,6 +22,7 @@ from typing import Any
 from .._io import read_jsonl, require_field
 from .._json import JsonMixin
 from .._results import Check
+from .._validation import SEED, validate_params
 from ..advantages import group_advantages
 from ..errors import ConfigError, InputError
 from .core import Verdict
@@ -130,6 +131,7 @@ def _top(values: dict[str, float | None], top: str) -> bool:
     return all(_lt(x, values[top]) for n, x in values.items() if n != top)
 
 
+@validate_params({"seed": [SEED], "env_id": ["str"]})
 def run_lab(*, seed: int = 0, env_id: str = LAB_ENV) -> LabResult:
     """Run A/B/C/D through the hidden verifier, the held-out verifier and group advantages.
     Another environment supplies its task and trajectories with the hooks ``lab_options()``

@@ -39,8 +39,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .._completion import completion_text
+from .._validation import Interval, Options, validate_params
 from ..errors import ConfigError, RewardkitWarning
-from ..levels import DEFAULT_MAPPING, LevelMapping
+from ..levels import DEFAULT_MAPPING, RECIPES, LevelMapping
 from ..stack import RewardResult, RewardStack
 from ._common import Target, resolve
 from .levels import levels_stack
@@ -334,6 +335,7 @@ class AsyncTRLReward(TRLReward):
         return self._totals(episodes, results, kwargs)
 
 
+@validate_params({"max_concurrency": [Interval(int, 1, 10_000)], "log_components": ["boolean"]})
 def async_reward_func(
     stack_or_fn: Target,
     *,
@@ -344,15 +346,6 @@ def async_reward_func(
 ) -> AsyncTRLReward:
     """Like :func:`reward_func`, but ``async``: for stacks whose components wait on an LLM judge
     or a remote service. ``max_concurrency``: episodes scored at once (a positive int)."""
-    if (
-        isinstance(max_concurrency, bool)
-        or not isinstance(max_concurrency, int)
-        or max_concurrency < 1
-    ):
-        raise ConfigError(
-            f"The 'max_concurrency' parameter of async_reward_func must be a positive int. "
-            f"Got {max_concurrency!r}."
-        )
     stack, name = resolve(stack_or_fn, name, "async_reward_func")
     log = open_log(log_path, trainer="trl", name=name, func="async_reward_func")
     return AsyncTRLReward(
@@ -360,6 +353,15 @@ def async_reward_func(
     )
 
 
+@validate_params(
+    {
+        "column": ["str"],
+        "recipe": [Options(RECIPES)],
+        "mapping": [LevelMapping],
+        "gamma": [Interval(float, 0, 1)],
+        "session": ["boolean"],
+    }
+)
 def levels_reward_func(
     *,
     column: str = "step_levels",

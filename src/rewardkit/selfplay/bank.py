@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._json import JsonMixin, content_hash
+from .._validation import SEED, validate_params
 from ..errors import ConfigError, InputError
 from .bankfile import N_GT, SHIPPED_BANK, BankFile, TaskDefinition, read_bank_file
 from .executor import Executor, TestCase, default_executor_name, owned_executor
@@ -257,6 +258,7 @@ def _shipped() -> BankFile:
     return read_bank_file(SHIPPED_BANK)
 
 
+@validate_params({"seed": [SEED]})
 def load_bank(
     *,
     executor: Executor | None = None,

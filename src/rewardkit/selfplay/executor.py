@@ -38,6 +38,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._optional import have
+from .._validation import Interval, validate_params
 
 __all__ = [
     "CachedExecutor",
@@ -119,6 +120,7 @@ class TrustedExecutor:
 
     name = "trusted-in-process"
 
+    @validate_params({"timeout_s": [Interval(float, 0.001, 3600.0)]})
     def __init__(self, timeout_s: float = 1.0) -> None:
         self.timeout_s = timeout_s
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .._json import JsonMixin
+from .._validation import Interval, validate_params
 
 __all__ = ["FAMILIES", "Mutant", "mutate"]
 
@@ -394,6 +395,7 @@ def _sites(src: str, edit: Edit, max_sites: int) -> Iterator[tuple[int, str]]:
         yield k, out
 
 
+@validate_params({"source": ["str"], "max_sites": [Interval(int, 1, 10_000)]})
 def mutate(
     source: str, *, families: tuple[str, ...] = FAMILIES, max_sites: int = 8
 ) -> tuple[Mutant, ...]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._json import JsonMixin
 from .._rng import as_generator
-from .._validation import Interval, check_memory, validate_params
+from .._validation import MAX_RESAMPLES, Interval, check_memory, validate_params
 from .infogain import ig_rewards, miller_madow_bias, null_mi
 
 __all__ = ["P1Bucket", "P1Result", "P4Result", "mm_bound", "mm_peak", "p1_check", "p4_check"]
@@ -83,8 +83,8 @@ class P1Result(JsonMixin):
 
 @validate_params(
     {
-        "m": [Interval(int, 4, None)],
-        "n_per_bucket": [Interval(int, 10, None)],
+        "m": [Interval(int, 4, 1024)],
+        "n_per_bucket": [Interval(int, 10, MAX_RESAMPLES)],
         "rng": ["rng"],
     }
 )

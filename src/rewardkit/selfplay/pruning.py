@@ -122,7 +122,7 @@ def _input_key(s: str) -> str:
         return s.strip()
 
 
-@validate_params({"k": [Interval(int, 1, None), None]})
+@validate_params({"k": [Interval(int, 1, 10**6), None]})
 def prune(
     tests: Sequence[TestCase],
     table: Any,

@@ -144,7 +144,7 @@ def _estimate(point: float, theta: np.ndarray, level: float) -> tuple[Estimate, 
     {
         "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
         "confidence_level": [Interval(float, 0, 1, closed="neither")],
-        "batch": [Interval(int, 1, None), None],
+        "batch": [Interval(int, 1, MAX_RESAMPLES), None],
         "rng": ["rng"],
     }
 )

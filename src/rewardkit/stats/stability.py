@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .._validation import MAX_RESAMPLES, Each, Interval, validate_params
+from .._validation import MAX_RESAMPLES, SEED, Each, Interval, validate_params
 from ..errors import ConfigError
 from ._types import RankAgreement, SeedStability
 from .rank import rank_agreement
@@ -34,7 +34,7 @@ def _bounds(ra: RankAgreement) -> tuple[float | None, ...]:
 
 @validate_params(
     {
-        "seeds": [Each((Interval(int, 0, None),), min_len=1)],
+        "seeds": [Each((SEED,), min_len=1)],
         "tolerance": [Interval(float, 0, None)],
         "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
         "confidence_level": [Interval(float, 0, 1, closed="neither")],

@@ -37,6 +37,7 @@ def _mean_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.mean(a, axis=-1) - np.mean(b, axis=-1)
 
 
+@validate_params({"n_resamples": [Interval(int, 1, MAX_RESAMPLES)], "rng": [np.random.Generator]})
 def permutation_pvalue(
     good: np.ndarray, bad: np.ndarray, *, n_resamples: int, rng: np.random.Generator
 ) -> tuple[float, bool]:
@@ -59,7 +60,7 @@ def permutation_pvalue(
         "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
         "confidence_level": [Interval(float, 0, 1, closed="neither")],
         "alpha": [Interval(float, 0, 1, closed="neither")],
-        "batch": [Interval(int, 1, None), None],
+        "batch": [Interval(int, 1, MAX_RESAMPLES), None],
         "rng": ["rng"],
     }
 )
