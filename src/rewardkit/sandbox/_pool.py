@@ -299,6 +299,9 @@ class LocalPool:
             "private_mounts": WRITE_CAP_MB if root and self.plan.confinement == "landlock" else 0,
             # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).
             "file_cap": FILE_CAP if self.plan.confinement == "landlock" else 0,
+            # Landlock as an ordinary user: a user namespace per worker, so the process cap of
+            # one worker's program is not the others' (``_userns``; bubblewrap makes its own).
+            "own_userns": not root and self.plan.confinement == "landlock",
             "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
         self.prefix = self.plan.worker_command()

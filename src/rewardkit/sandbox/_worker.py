@@ -59,6 +59,7 @@ try:
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
     from ._mounts import private_mounts, unmount
+    from ._userns import NPROC_OWN_NS, own_user_namespace
     from ._values import parse_literal
 except ImportError:  # run as a plain script by the pool: load the siblings by path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,6 +81,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
     from _mounts import private_mounts, unmount  # type: ignore[no-redef]
+    from _userns import NPROC_OWN_NS, own_user_namespace  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
 
     del sys.path[0]  # programs must not import the sandbox's own modules
@@ -178,6 +180,13 @@ class Zygote:
             gained = private_mounts(self.libc, self.base, cfg["read"], cfg["private_mounts"])
             self.mounted = bool(gained)
             levels += gained
+        # Landlock as an ordinary user: a user namespace of the worker's own, so the process cap
+        # counts this worker's tasks alone, not every worker's of the same uid (``_userns``).
+        self.own_ns = False
+        if cfg.get("own_userns") and cfg["uid"] is None and self.libc is not None:
+            self.own_ns = own_user_namespace(self.libc)
+            if self.own_ns:
+                cfg["nproc"] = NPROC_OWN_NS
         # Landlock without that tmpfs: the entries a program creates are counted (``_filecap``).
         self.files: FileCount | None = None
         if cfg.get("file_cap") and "write-cap" not in levels and self.libc is not None:
@@ -240,6 +249,10 @@ class Zygote:
             os.chown(path, self.cfg["uid"], self.cfg["uid"])
         if self.files is not None:
             self.files.watch(path)
+            # The directory of work directories is the Landlock rule's (all of it writable) and,
+            # as an ordinary user, the children's own: not writable while a program runs, or its
+            # entries would land beside the watched directory, uncounted (``_wipe`` reopens it).
+            os.chmod(self.base, 0o511 if self.cfg["uid"] is not None else 0o500)
         self.stamps = (_stamp(self.base), _stamp(path))
         if self.cfg.get("_prepared"):
             os.environ.clear()
@@ -679,7 +692,8 @@ def main() -> None:
         while (msg := read_frame(0)) is not None:
             if msg["op"] == "tests":
                 z.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
-                z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])  # refreshed per batch
+                if not z.own_ns:  # the uid's count drifts: refreshed per batch
+                    z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])
                 z.cfg["_rlimits"] = rlimits(z.cfg)
             elif msg["op"] == "job":
                 z.job(msg["row"], msg["program"], msg["idxs"], msg["entry"])

@@ -1,0 +1,183 @@
+"""Attack classes on the sandbox as it was made faster and given its Landlock caps, by many
+instances each, through the public API (``Sandbox``, ``Sandbox.run``, ``TestCase``).
+
+- (f) the entry cap of the ordinary-user Landlock path (``file-cap``): entries made beside the
+  watched work directory, in the directory of work directories that the Landlock rule grants
+  and that, as an ordinary user, belongs to the programs' own uid;
+- (b) the process cap of the ordinary-user Landlock path: every worker's children run as the
+  caller's uid, and ``RLIMIT_NPROC`` counts the tasks of a uid, so a program holding threads on
+  one worker made the thread starts of the honest programs on the other fail.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase
+
+from .test_attack_classes import BIG_STDIN, HOLDERS, STDIN_VICTIM, THREADED_VICTIMS, _as_script
+from .test_pool import _as_ordinary_user
+
+# The strict paths: what ``Sandbox()`` picks (bubblewrap here) and Landlock alone, each as
+# root (a uid per worker) and as an ordinary user (as root: the workers run as a free uid).
+PATHS = ["strict_default", "strict_landlock", "nonroot_default", "nonroot_landlock"]
+
+
+def _box(path: str, **kw) -> Sandbox:
+    confinement = "landlock" if path.endswith("landlock") else "auto"
+    box = Sandbox(confinement=confinement, **kw)
+    if path.startswith("nonroot"):
+        if os.geteuid() != 0:
+            pytest.skip("not root: the plain paths are the ordinary-user path")
+        _as_ordinary_user(box)
+    try:
+        box.start()
+    except Exception as e:  # a kernel without Landlock: that path is absent
+        if confinement == "landlock":
+            pytest.skip(f"no Landlock path here: {e}")
+        raise
+    return box
+
+
+# ------------------------------------------------------ (f) entries beside the work directory
+_BESIDE_HEAD = """
+import os
+MIB = b"x" * (1 << 20)
+
+def _put(path):
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        return os.write(fd, MIB) >> 20
+    finally:
+        os.close(fd)
+"""
+# Each returns the MiB it wrote outside its work directory (0 when refused).
+BESIDE = {
+    "open ../": "def _go(n):\n    return sum(_put(f'../up{k}') for k in range(n))\n",
+    "the parent by absolute path": (
+        "def _go(n):\n    top = os.path.dirname(os.getcwd())\n"
+        "    return sum(_put(os.path.join(top, f'abs{k}')) for k in range(n))\n"
+    ),
+    "HOME/..": (
+        "def _go(n):\n    top = os.environ.get('HOME', '.') + '/..'\n"
+        "    return sum(_put(f'{top}/home{k}') for k in range(n))\n"
+    ),
+    "/proc/self/cwd/..": (
+        "def _go(n):\n    return sum(_put(f'/proc/self/cwd/../p{k}') for k in range(n))\n"
+    ),
+    "the name the wipe uses": (
+        "def _go(n):\n    return sum(_put(f'../.rk-{k + 1}') for k in range(n))\n"
+    ),
+    "made inside, renamed up": (
+        "def _go(n):\n    out = 0\n    for k in range(n):\n        _put('r')\n"
+        "        os.rename('r', f'../ren{k}')\n        out += 1\n    return out\n"
+    ),
+    "made inside, linked up": (
+        "def _go(n):\n    out = 0\n    for k in range(n):\n        _put(f'l{k}')\n"
+        "        os.link(f'l{k}', f'../lnk{k}')\n        os.unlink(f'l{k}')\n        out += 1\n"
+        "    return out\n"
+    ),
+    "an unnamed file linked up": (
+        "def _go(n):\n    out = 0\n    for k in range(n):\n"
+        "        fd = os.open('..', os.O_TMPFILE | os.O_WRONLY, 0o600)\n"
+        "        os.write(fd, MIB)\n"
+        "        os.link(f'/proc/self/fd/{fd}', f'../tmp{k}', follow_symlinks=True)\n"
+        "        os.close(fd)\n        out += 1\n    return out\n"
+    ),
+    "a symlink up": (
+        "def _go(n):\n    for k in range(n):\n        os.symlink('x' * 200, f'../sym{k}')\n"
+        "    return n\n"
+    ),
+    "a fifo up": "def _go(n):\n    os.mkfifo('../fifo')\n    return 1\n",
+}
+
+
+def _beside(body: str) -> str:
+    return (
+        _BESIDE_HEAD
+        + body
+        + "def f(n):\n    try:\n        return _go(n)\n    except OSError:\n        return 0\n"
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_nothing_is_written_beside_the_work_directory(path):
+    """The Landlock rule grants everything beneath the directory of work directories, and as an
+    ordinary user the programs' uid owns it: 200 files of 1 MiB written in ``..`` were never
+    counted by the entry cap (it watches the work directory), 200 MiB on the host's /tmp, and
+    nothing else bounded them.  Every way up is refused on the entry-cap path, and nowhere is
+    more written beside the work directory than the total cap (a 64 MiB tmpfs elsewhere)."""
+    names = list(BESIDE)
+    with _box(path, timeout_s=5.0, memory_mb=256, workers=2) as box:
+        capped = "file-cap" in box.isolation
+        progs = [_beside(BESIDE[n]) for n in names]
+        table = box.run(progs, [TestCase("(200,)", "0")], entry_point="f")
+        control = box.run([_beside("def _go(n):\n    return n\n")], [TestCase("(200,)", "200")],
+                          entry_point="f")  # fmt: skip
+    assert control.passed.all()  # the check can fail: a program that could, would say so
+    for n, s, d in zip(names, table.status[:, 0], table.detail[:, 0], strict=True):
+        if capped:  # refused outright: the program answers 0
+            assert s == Status.PASS, (path, n, Status(int(s)).name, d)
+        else:  # else at most what the total cap holds (a tmpfs) or refused
+            assert s in (Status.PASS, Status.FAIL), (path, n, Status(int(s)).name, d)
+    if not capped:
+        return
+    # The file cap still counts what is made inside: the entry cap ends a program at its 65th.
+    with _box(path, timeout_s=5.0, memory_mb=256, workers=1) as box:
+        inside = box.run(
+            [_BESIDE_HEAD + "def f(n):\n    return sum(_put(f'in{k}') for k in range(n))\n"],
+            [TestCase("(200,)", "200")],
+            entry_point="f",
+        )
+    assert inside.status[0, 0] == Status.CRASH, inside.detail[0, 0]
+    assert "entries in its work directory" in inside.detail[0, 0]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_what_is_written_beside_the_work_directory_stays_within_the_total_cap(path):
+    """The volume: one program writes as many 1 MiB files as it can in ``..`` and says how many
+    MiB it got; no path lets more than the 64 MiB total cap through."""
+    prog = _BESIDE_HEAD + (
+        "def f(n):\n    got = 0\n    for k in range(n):\n        try:\n"
+        "            got += _put(f'../vol{k}')\n        except OSError:\n            break\n"
+        "    return got <= 64\n"
+    )
+    with _box(path, timeout_s=5.0, memory_mb=256, workers=1) as box:
+        table = box.run([prog], [TestCase("(200,)", "True")], entry_point="f")
+    assert table.passed.all(), (path, Status(int(table.status[0, 0])).name, table.detail[0, 0])
+
+
+# ------------------------------------------ (b) the process cap of the ordinary-user Landlock
+@pytest.mark.slow
+def test_a_program_holding_threads_does_not_starve_the_other_workers_landlock_nonroot():
+    """Landlock as an ordinary user: all workers' children ran as one uid, and the holder's 64
+    threads made the honest programs on the other worker fail to start theirs (RuntimeError,
+    ERROR) while the holder passed: under group-relative rewards, sabotage that out-ranks the
+    honest rows.  Each worker now counts its own tasks (a user namespace of its own)."""
+    box = _box("nonroot_landlock", timeout_s=3.0, memory_mb=256, workers=2)
+    with box:
+        for hname, holder in HOLDERS.items():
+            victims = list(THREADED_VICTIMS.values())
+            progs = [p for v in victims * 3 for p in (holder, v)]
+            table = box.run(progs, [TestCase("(1,)", "'held'")], entry_point="f")
+            got = [Status(int(s)).name for s in table.status[1::2, 0]]
+            assert got == ["PASS"] * len(got), (hname, got, list(table.detail[1::2, 0]))
+            table = box.run([_as_script(holder), STDIN_VICTIM] * 6,
+                            [StdioTest(BIG_STDIN, "40000\n")])  # fmt: skip
+            got = [Status(int(s)).name for s in table.status[1::2, 0]]
+            assert got == ["PASS"] * len(got), (hname, got, list(table.detail[1::2, 0]))
+
+
+def test_a_program_is_still_capped_in_its_workers_own_namespace():
+    """The namespace moves the count, not the cap: a program still gets at most 64 tasks."""
+    prog = (
+        "import threading, time\nthreading.stack_size(1 << 16)\n"
+        "def f(n):\n    k = 0\n    for _ in range(n):\n        try:\n"
+        "            threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()\n"
+        "        except RuntimeError:\n            break\n        k += 1\n    return k <= 64\n"
+    )
+    with _box("nonroot_landlock", timeout_s=3.0, memory_mb=256, workers=1) as box:
+        table = box.run([prog], [TestCase("(300,)", "True")], entry_point="f")
+    assert table.passed.all(), table.detail[0, 0]
