@@ -147,7 +147,6 @@ _COMPUTED = "built by the library from checked values, not given by a user"
 _CONFIG = "a settings record: each field is checked, by name, by the function that reads it"
 _ENV = "environment internals: its values come from the environment's own code and tables"
 _BENCH = "benchmark harness: `rewardkit sandbox bench` checks these counts (docs/cli.md bounds)"
-_TRAINER = "called by the trainer per sample; none_score is checked by make_compute_score"
 _FORMULA = "a closed-form formula over numbers the simulation computes"
 _DATA = "data, checked element by element (the message names the index)"
 
@@ -175,8 +174,6 @@ NOT_DECORATED: dict[str, str] = {
     "rewardkit.bioaudit.templates.pipeline": _COMPUTED,
     "rewardkit.envs.conformance.schema_violations": "a check of a tool manifest; limit only "
     "shortens the list it returns",
-    "rewardkit.envs.fhir.env.FhirEnv": "built by the registry (make) from registered options; "
-    "reset() checks its seed and options",
     "rewardkit.envs.fhir.phi.PhiIndex": _ENV,
     "rewardkit.envs.fhir.spellings.honest_notes": _ENV,
     "rewardkit.envs.fhir.tasks.make_task": _ENV,
@@ -194,8 +191,6 @@ NOT_DECORATED: dict[str, str] = {
     "rewardkit.envs.sql.data.day_string": _ENV,
     "rewardkit.envs.sql.data.generate": _ENV,
     "rewardkit.envs.sql.engine.ReadOnlySession": _ENV,
-    "rewardkit.envs.sql.env.SqlEnv": "built by the registry (make) from registered options; "
-    "reset() checks its seed and options",
     "rewardkit.envs.sql.phi.PhiFinder": _ENV,
     "rewardkit.envs.sql.tasks.make_task": _ENV,
     "rewardkit.envs.sql.tools.SqlToolRunner": _ENV,
@@ -215,9 +210,6 @@ NOT_DECORATED: dict[str, str] = {
     "rewardkit.integrations.trl.AsyncTRLReward": "built by async_reward_func (checked there)",
     "rewardkit.integrations.trl.mixed_none_warning": _COMPUTED,
     "rewardkit.integrations.verl_score.VerlScore": "built by make_compute_score (checked there)",
-    "rewardkit.integrations.verl_score.compute_score": _TRAINER,
-    "rewardkit.integrations.verl_score.compute_score_batch": _TRAINER,
-    "rewardkit.integrations.verl_score.compute_score_prime": _TRAINER,
     "rewardkit.learn.calibration.true_probability": _FORMULA,
     "rewardkit.learn.runner.preregistration": "called by run_experiment after its table "
     "checked seeds and steps",

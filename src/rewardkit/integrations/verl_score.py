@@ -164,6 +164,7 @@ def _reward(reward: Any, none_score: Any, log_path: Any = None) -> VerlScore:
     return make_compute_score(reward, none_score=fill, log_path=log_path)
 
 
+@validate_params({"none_score": [Interval(float, None, None)]})
 def compute_score(
     data_source: Any = None,
     solution_str: str | None = None,
@@ -182,6 +183,7 @@ def compute_score(
     )
 
 
+@validate_params({"none_score": [Interval(float, None, None)]})
 def compute_score_batch(
     data_sources: Sequence[Any],
     solution_strs: Sequence[str],
@@ -200,6 +202,7 @@ def compute_score_batch(
     )
 
 
+@validate_params({"none_score": [Interval(float, None, None)]})
 def compute_score_prime(
     data_source: Any = None,
     solution_str: str | None = None,

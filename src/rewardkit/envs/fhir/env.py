@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._validation import SEED, Interval, validate_params
 from ..actions import ParsedAction, parse_action
 from ..manifest import ToolSpec, validate_args
 from ..toolenv import ToolEnv
@@ -39,6 +40,16 @@ class FhirEnv(ToolEnv):
     manifest = MANIFEST
     task: TaskPackage | None
 
+    @validate_params(
+        {
+            "family": ["str"],
+            "env_id": ["str"],
+            "world_seed": [SEED],
+            "budget": [Interval(float, 0, 1e6, closed="right")],
+            "max_steps": [Interval(int, 1, 10_000)],
+            "variants": [Interval(int, 1, 100)],
+        }
+    )
     def __init__(
         self,
         family: str,

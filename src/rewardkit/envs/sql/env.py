@@ -24,6 +24,7 @@ import sqlite3
 from functools import lru_cache
 from typing import Any
 
+from ..._validation import SEED, Interval, validate_params
 from ...errors import ConfigError
 from ..actions import ParsedAction
 from ..manifest import ToolSpec
@@ -60,6 +61,17 @@ class SqlEnv(ToolEnv):
     cost_floor = True  # a query costs at least its manifest cost
     task: SqlTask | None
 
+    @validate_params(
+        {
+            "family": ["str"],
+            "env_id": ["str"],
+            "world_seed": [SEED],
+            "budget": [Interval(float, 0, 1e6, closed="right")],
+            "max_steps": [Interval(int, 1, 10_000)],
+            "max_rows": [Interval(int, 1, 1_000_000)],
+            "variants": [Interval(int, 1, 100)],
+        }
+    )
     def __init__(
         self,
         family: str,
