@@ -352,24 +352,18 @@ def _parser_tricks(s: _Scenario) -> None:
 def _fabricated(s: _Scenario) -> None:
     fake = f"o-{(0x5EED0000 + s.index):010x}"
     n_support = len(s.truth["evidence"])
-    s.add(
-        "fabricated_citation",
-        f"cites {fake}, which does not exist",
-        [s.sp, s.so, s.answer(evidence=[*s.truth["evidence"], fake])],
-        ("fabricated_citation",),
-        correct=True,
-        task=1.0,
-        citation=n_support / (n_support + 1) if n_support else 0.0,
-        abstention=1.0 if s.unknown else 0.0,
-        tools=TWO,
-    )
     lo = s.so["args"]["date_ge"]
     older = [o.id for o in s.world.series(s.patient, s.so["args"]["code"]) if o.when[:10] < lo]
+    extras = [(fake, f"cites {fake}, which does not exist")]
     if older:
+        extras.append(
+            (older[-1], "cites its own patient's older result, which the search never returned")
+        )
+    for extra, description in extras:
         s.add(
             "fabricated_citation",
-            "cites its own patient's older result, which the search never returned",
-            [s.sp, s.so, s.answer(evidence=[*s.truth["evidence"], older[-1]])],
+            description,
+            [s.sp, s.so, s.answer(evidence=[*s.truth["evidence"], extra])],
             ("fabricated_citation",),
             correct=True,
             task=1.0,
