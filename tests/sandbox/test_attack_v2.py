@@ -181,3 +181,46 @@ def test_a_program_is_still_capped_in_its_workers_own_namespace():
     with _box("nonroot_landlock", timeout_s=3.0, memory_mb=256, workers=1) as box:
         table = box.run([prog], [TestCase("(300,)", "True")], entry_point="f")
     assert table.passed.all(), table.detail[0, 0]
+
+
+# ------------------------------------- determinism: the interpreter's hash key in every worker
+# Each returns something that depends on the key str and bytes are hashed with (iteration order
+# of sets of strings, hash values): an honest program's output, for the same input.
+HASH_KEYED = {
+    "hash of a str": "def f(x):\n    return hash(x)\n",
+    "hash of bytes": "def f(x):\n    return hash(x.encode())\n",
+    "a set of strings, listed": "def f(x):\n    return list({x + str(k) for k in range(9)})\n",
+    "a string of a set's letters": "def f(x):\n    return ''.join(set('abcdefghij' + x))\n",
+    "a frozenset of bytes, listed": (
+        "def f(x):\n    return [b.decode() for b in frozenset(x.encode() + bytes([k]) "
+        "for k in range(97, 106))]\n"
+    ),
+    "a dict made from a set": "def f(x):\n    return list(dict.fromkeys(set(x * 3 + 'xyzuvw')))\n",
+    "a set of tuples of strings": (
+        "def f(x):\n    return [t[0] for t in {(x, str(k)) for k in range(7)}][:3] + "
+        "[len({(x, str(k)) for k in range(7)})]\n"
+    ),
+    "the first member popped": "def f(x):\n    return {x + c for c in 'qrstuvw'}.pop()\n",
+}
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_outputs_do_not_depend_on_which_worker_or_run(path):
+    """Identical programs must get identical cells wherever they run: run with ``-I``, every
+    worker ignored ``PYTHONHASHSEED`` and hashed strings with a random key of its own, so the
+    same honest program iterating a set of strings answered differently on the two workers of
+    one batch (one PASS, its identical sibling FAIL: a difference in reward that the completion
+    did not earn) and in each run.  Eight copies of each program on two workers, in two
+    sandboxes: every row of a program has the same output hash, and both tables are equal."""
+    tests = [TestCase("('abc',)", "0"), TestCase("('zq',)", "0")]
+    tables = []
+    for _ in range(2):
+        with _box(path, timeout_s=3.0, memory_mb=256, workers=2) as box:
+            tables.append(
+                [box.run([src] * 8, tests, entry_point="f") for src in HASH_KEYED.values()]
+            )
+    for name, first, second in zip(HASH_KEYED, *tables, strict=True):
+        assert (first.status == Status.FAIL).all(), (name, first.detail.tolist())
+        rows = {tuple(r) for r in first.output_hash.tolist()}
+        assert len(rows) == 1, (path, name, "rows of one program differ")
+        assert first.digest == second.digest, (path, name, "two runs differ")

@@ -3,8 +3,8 @@
 ``LocalPool(timeout_s, memory_mb, workers, isolation).execute(programs, inputs, entry)`` returns
 raw cells ``(row, idx, kind, duration_s, payload)``; comparing them with expected values is the
 caller's job (the workers never see expected values).  Each worker is a fresh interpreter
-(``python -I -S _worker.py``), started with ``subprocess`` — never forked from this process, whose
-memory may be large — and wrapped in bubblewrap when ``bwrap`` is installed.
+(``python -P -s -S _worker.py``), started with ``subprocess`` — never forked from this process,
+whose memory may be large — and wrapped in bubblewrap when ``bwrap`` is installed.
 """
 
 from __future__ import annotations
@@ -128,7 +128,11 @@ class _Worker:
     """One zygote process and the jobs it holds."""
 
     def __init__(self, cfg: dict, prefix: list[str], python: str, popen_kw: dict) -> None:
-        cmd = [*prefix, python, "-I", "-S", "-B", str(WORKER)]
+        # Not -I: it implies -E, which ignores PYTHONHASHSEED, and every worker would hash str
+        # and bytes with a random key of its own (a set of strings iterated in another order
+        # on each worker and in each run).  The environment is ENV alone; -P and -s are the
+        # rest of -I (no script directory on sys.path, no user site).
+        cmd = [*prefix, python, "-P", "-s", "-S", "-B", str(WORKER)]
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -328,7 +332,7 @@ class LocalPool:
                 pass
         raise RewardkitError(
             "The sandbox workers failed to start twice: each exited before its handshake "
-            f"({' '.join(self.prefix[:1])} {self.plan.python} -I -S {WORKER})."
+            f"({' '.join(self.prefix[:1])} {self.plan.python} -P -s -S {WORKER})."
         )
 
     def _try_spawn(self, n: int, first: int) -> list[_Worker]:

@@ -1,11 +1,11 @@
 """The zygote worker: a small stdlib-only process that forks one child per program.
 
-    python -I -S _worker.py      # started once per core by rewardkit.sandbox, never by hand
+    python -P -s -S _worker.py   # started once per core by rewardkit.sandbox, never by hand
 
 Why a separate script: fork cost grows with the parent's memory (≈ 18 ms per GiB), so programs
 are forked from this small warm process, never from the trainer. It imports only the standard
-library (``-I -S``: no site-packages, no environment variables) and pre-imports the modules
-generated programs use, so every child inherits them for free.
+library (``-P -s -S``: no site-packages, no environment but the sandbox's own) and pre-imports the
+modules generated programs use, so every child inherits them for free.
 
 Protocol (one JSON document per line):
 - stdin, from the sandbox: ``{"op": "init", ...}`` once, then ``{"op": "tests", "inputs": [...],
