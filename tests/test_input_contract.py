@@ -214,6 +214,15 @@ HUGER = "1" + "0" * 400
         (["selfplay", "p1", "--n-per-bucket", HUGER], "'--n-per-bucket'"),
         (["selfplay", "ig", "--correction", "permutation", "--n-perm", HUGE], "'--n-perm'"),
         (["calibrate", "--strata", ""], "'--strata'"),
+        # an option the chosen mode would silently ignore
+        (["calibrate", "--preset", "bioaudit", "--good-min", "0.5"], "--good-min applies"),
+        (["calibrate", "--preset", "bioaudit", "--strata", "x", "--n-bins", "3"], "--n-bins"),
+        (["calibrate", "--gold", "/nonexistent.jsonl", "--generator-seeds", "3"], "--generator"),
+        (["calibrate", "--gold", "/nonexistent.jsonl", "--miss-rate", "0.1"], "--miss-rate"),
+        (
+            ["validate", "--reward", "rewardkit.audit.level_items:recipe_b", "--ceiling", "1"],
+            "--ceiling",
+        ),
         (["calibrate", "--strata", " stratum"], "'--strata'"),
         (["sandbox", "bench", "--programs", "100000", "--tests", "1000"], "'--programs'"),
         (["learn", "gating", "--seeds", "10000000000000"], "'--seeds'"),

@@ -29,6 +29,7 @@ __all__ = [
     "FiniteFloatRange",
     "HelpGroup",
     "refuse_repeated",
+    "refuse_unused",
     "check_out",
     "common_options",
     "resolve_settings",
@@ -62,6 +63,22 @@ def refuse_repeated(cmd: click.Command, ctx: click.Context, args: list[str]) -> 
                 ctx,
             )
         seen.add(p.name)
+
+
+def refuse_unused(ctx: click.Context, names: tuple[str, ...], applies_to: str) -> None:
+    """Refuse options given on the command line that the chosen mode does not read (they
+    would be silently ignored): ``names`` are parameter names, ``applies_to`` says where they
+    apply."""
+    given = [
+        p
+        for p in ctx.command.params
+        if p.name in names
+        and ctx.get_parameter_source(p.name) is click.core.ParameterSource.COMMANDLINE
+    ]
+    if given:
+        opts = ", ".join(p.opts[0] for p in given)
+        verb = "applies" if len(given) == 1 else "apply"
+        raise click.UsageError(f"{opts} {verb} to {applies_to} only: drop it", ctx)
 
 
 class HelpGroup(click.Group):

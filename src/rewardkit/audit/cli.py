@@ -26,6 +26,7 @@ from .._cliutil import (
     REWARD_LIMIT,
     FiniteFloatRange,
     common_options,
+    refuse_unused,
     resolve_settings,
     write_artefacts,
 )
@@ -269,6 +270,7 @@ def calibrate_cmd(
             raise click.UsageError(
                 "--preset/--config and --rewards/--gold/--reward exclude each other"
             )
+        refuse_unused(ctx, ("generator_seeds", "miss_rate", "spurious_rate"), "--preset bioaudit")
         _calibrate_user(
             ctx,
             plots,
@@ -289,6 +291,7 @@ def calibrate_cmd(
                 what="give --rewards FILE --gold FILE (or --reward module:factory --gold FILE)"
             )
         )
+    refuse_unused(ctx, ("strata_field", "good_min", "n_bins"), "--rewards / --gold data")
     _calibrate_preset(
         ctx,
         config_path,
@@ -609,6 +612,7 @@ def validate_cmd(
             raise InputError(
                 "missing; the gates need the reward: --reward module:factory", field="--reward"
             )
+        refuse_unused(ctx, ("miss_rate", "spurious_rate", "ceiling"), "--preset bioaudit")
         code = _validate_user(
             reward_spec,
             items_path,
