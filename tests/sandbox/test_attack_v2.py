@@ -224,3 +224,29 @@ def test_outputs_do_not_depend_on_which_worker_or_run(path):
         rows = {tuple(r) for r in first.output_hash.tolist()}
         assert len(rows) == 1, (path, name, "rows of one program differ")
         assert first.digest == second.digest, (path, name, "two runs differ")
+
+
+IMPORT_DRAWS = {
+    "random() at import": "import random\nR = [random.random() for _ in range(3)]\n",
+    "a shuffle at import": "import random\nR = list(range(9))\nrandom.shuffle(R)\n",
+    "from random import": "from random import randrange\nR = randrange(10**9)\n",
+    "a sample at import": "import random as rnd\nR = rnd.sample(range(100), 5)\n",
+}
+
+
+@pytest.mark.parametrize("path", ["strict_default", "strict_landlock"])
+def test_random_draws_at_import_are_the_same_in_every_run(path):
+    """``random`` is seeded before each test; draws made while the program's module runs (a
+    random base of a rolling hash, a shuffled pivot order) were seeded from the OS, so an honest
+    program answered differently in each run and on each worker."""
+    tests = [TestCase("(1,)", "0")]
+    digests = []
+    for _ in range(2):
+        with _box(path, timeout_s=3.0, memory_mb=256, workers=2) as box:
+            progs = [src + "def f(x):\n    return R\n" for src in IMPORT_DRAWS.values()]
+            table = box.run([p for p in progs for _ in range(6)], tests, entry_point="f")
+        for k, name in enumerate(IMPORT_DRAWS):
+            rows = set(table.output_hash[6 * k : 6 * k + 6, 0].tolist())
+            assert len(rows) == 1, (path, name, "rows of one program differ")
+        digests.append(table.digest)
+    assert digests[0] == digests[1]

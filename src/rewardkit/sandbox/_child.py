@@ -401,10 +401,15 @@ def _feed_stdin(data: bytes) -> None:
 def _seed_random(src: str) -> None:
     """``random`` seeded to 0 before each test, when a program can use it: a program that names
     it gets it imported here first, so that even an import inside the tested function does not
-    seed it from the clock; one imported by the program's imports is in ``sys.modules`` too."""
+    seed it from the clock; one imported by the program's imports is in ``sys.modules`` too.
+    Seeded here as well, so that draws made while the program's module runs are the same in
+    every run and worker."""
     if "random" in src and "random" not in sys.modules:
         with suppress(ImportError):
             import random  # noqa: F401
+    rnd = sys.modules.get("random")
+    if rnd is not None:
+        rnd.seed(0)
 
 
 def _sha256(text: str) -> str:
