@@ -5,13 +5,15 @@ Usage (a family subclasses it; ``envs.fhir.env.FhirEnv`` and ``envs.sql.env.SqlE
 
     class MyEnv(ToolEnv):
         manifest = MY_MANIFEST                        # envs.manifest.ToolManifest
+        episode_type = MyEpisode                      # what the hidden verifier scores
         def _parse(self, action): ...                 # -> envs.actions.ParsedAction
         def _validate(self, spec, args): ...          # -> None or what is wrong
         def _call(self, step, spec, args): ...        # -> (observation, ledger entry)
         def _ledger_entry(self, step, tool, outcome, note=""): ...
         def _build_task(self, trap, variant): ...     # -> whatever _start_task needs (cached)
-        def _start_task(self, built): ...             # sets self.task and the family's state
-        def episode(self): ...                        # the record the verifier scores
+        def _start_task(self, built): ...             # sets self.task, self._truth, ...
+        def _episode_extras(self): ...                # the episode record's own fields
+        def _controls(self): ...                      # (naive stack, unordered stack)
 
 What every family shares lives here: ``reset`` options (``trap``, ``variant``; by default the
 seed picks both) and seeding like Gymnasium; one step — an answer ends the episode, a
@@ -224,6 +226,22 @@ class ToolEnv(Env):
         assert self.task is not None
         return json.loads(json.dumps(self._reference))  # a copy: callers may mutate it
 
+    def episode(self) -> Any:
+        """The record the verifiers score (the episode so far): an ``episode_type``."""
+        assert self.task is not None
+        return self.episode_type(
+            task=self.task,
+            truth=self._truth,
+            world=self.world,
+            ledger=tuple(self._ledger),
+            answer=self._answer,
+            actions=tuple(self._actions),
+            observations=tuple(self._observations),
+            n_format_errors=self._format_errors,
+            cost_spent=self._spent,
+            **self._episode_extras(),
+        )
+
     def tools(self) -> list[dict[str, Any]]:
         """The public ToolManifest (a fresh copy)."""
         return self.manifest.public()
@@ -243,7 +261,9 @@ class ToolEnv(Env):
         }
 
     # --- for the family ---------------------------------------------------------------------
+    episode_type: Any  # the verifiers' episode record (a dataclass with the fields above)
     _reference: list[dict[str, Any]]
+    _truth: Any
 
     def _parse(self, action: Any) -> ParsedAction:
         raise NotImplementedError
@@ -267,7 +287,8 @@ class ToolEnv(Env):
         """More fields of the first observation (after prompt, tools, budget, max_steps)."""
         return {}
 
-    def episode(self) -> Any:
+    def _episode_extras(self) -> dict[str, Any]:
+        """The family's own fields of the episode record (``optimal_calls`` at least)."""
         raise NotImplementedError
 
     def _controls(self) -> tuple[Any, Any]:

@@ -38,6 +38,7 @@ class FhirEnv(ToolEnv):
     """A seeded FHIR task environment; see the module docstring."""
 
     manifest = MANIFEST
+    episode_type = Episode
     task: TaskPackage | None
 
     @validate_params(
@@ -111,22 +112,8 @@ class FhirEnv(ToolEnv):
         self._optimal = len(self._reference) - 1  # tool calls of the concise path
 
     # --- for verifiers, the red-team and tests ------------------------------------------------
-    def episode(self) -> Episode:
-        """The record the verifiers score (the episode so far)."""
-        assert self.task is not None
-        return Episode(
-            task=self.task,
-            truth=self._truth,
-            patient_id=self._patient,
-            world=self.world,
-            ledger=tuple(self._ledger),
-            answer=self._answer,
-            actions=tuple(self._actions),
-            observations=tuple(self._observations),
-            n_format_errors=self._format_errors,
-            cost_spent=self._spent,
-            optimal_calls=self._optimal,
-        )
+    def _episode_extras(self) -> dict[str, Any]:
+        return {"patient_id": self._patient, "optimal_calls": self._optimal}
 
     def heldout(self) -> HeldoutJudgment:
         """The independent held-out verifier's judgment of the episode so far."""

@@ -57,6 +57,7 @@ class SqlEnv(ToolEnv):
     """A seeded SQL analytics task environment; see the module docstring."""
 
     manifest = MANIFEST
+    episode_type = SqlEpisode
     cost_digits = 6  # a query's cost is 1 + VM steps / 1e6: sums are rounded to 6 decimals
     cost_floor = True  # a query costs at least its manifest cost
     task: SqlTask | None
@@ -150,21 +151,8 @@ class SqlEnv(ToolEnv):
         return {"max_rows": self.max_rows}
 
     # --- for verifiers, the red-team and tests ------------------------------------------------
-    def episode(self) -> SqlEpisode:
-        """The record the verifiers score (the episode so far)."""
-        assert self.task is not None
-        return SqlEpisode(
-            task=self.task,
-            truth=self._truth,
-            world=self.world,
-            ledger=tuple(self._ledger),
-            answer=self._answer,
-            actions=tuple(self._actions),
-            observations=tuple(self._observations),
-            n_format_errors=self._format_errors,
-            cost_spent=self._spent,
-            optimal_calls=1,
-        )
+    def _episode_extras(self) -> dict[str, Any]:
+        return {"optimal_calls": 1}  # one query answers every task
 
     def heldout(self) -> HeldoutJudgment:
         """The independent held-out verifier's judgment of the episode so far."""
