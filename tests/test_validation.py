@@ -3,13 +3,22 @@ message template that names the parameter, the function, what is accepted and wh
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import math
+import pkgutil
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from rewardkit._validation import Interval, Options, validate_params
+import rewardkit
+from rewardkit._json import JsonMixin
+from rewardkit._validation import Each, Interval, Options, validate_params
 from rewardkit.errors import ConfigError
 
 
@@ -80,15 +89,6 @@ def test_public_functions_carry_their_table() -> None:
 # cannot forget its table. Then every decorated function is fed bad values of each constraint
 # class and must refuse each with a ConfigError (a ValueError) naming the parameter and itself.
 
-import importlib  # noqa: E402
-import inspect  # noqa: E402
-import pkgutil  # noqa: E402
-import re  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-
-import rewardkit  # noqa: E402
-from rewardkit._json import JsonMixin  # noqa: E402
-from rewardkit._validation import Each  # noqa: E402
 
 _PRESENTATION = ("rewardkit.cli", "rewardkit.demo", "rewardkit.report")
 _NUMERIC = re.compile(r"\b(int|float|Literal)\b")
@@ -416,3 +416,47 @@ def test_a_bad_value_is_refused_naming_the_parameter_and_function(
     message = str(exc.value)
     assert message.startswith(f"The '{param}' parameter of {owner} must be "), message
     assert len(message) < 400 and "\n" not in message
+
+
+def _overflows(n: int) -> bool:
+    try:
+        float(n)
+    except OverflowError:
+        return True
+    return False
+
+
+@given(
+    x=st.one_of(
+        st.integers(min_value=-(10**30), max_value=10**30),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.booleans(),
+        st.integers(min_value=10**308, max_value=10**320),
+    ),
+    low=st.one_of(st.none(), st.integers(-5, 5)),
+    width=st.one_of(st.none(), st.integers(0, 10)),
+    closed=st.sampled_from(["both", "left", "right", "neither"]),
+    kind=st.sampled_from([int, float]),
+)
+def test_interval_membership_matches_exact_arithmetic(
+    x: Any, low: int | None, width: int | None, closed: str, kind: type
+) -> None:
+    """``x in Interval`` against an oracle in exact rational arithmetic (fractions): a bool is
+    never a number, a float kind needs a finite float, an int kind an integral value."""
+    from fractions import Fraction
+
+    high = None if width is None else (0 if low is None else low) + width
+    interval = Interval(kind, low, high, closed)
+    if (
+        isinstance(x, bool)
+        or (kind is int and not isinstance(x, int))
+        or (kind is float and isinstance(x, int) and _overflows(x))
+        or (isinstance(x, float) and not math.isfinite(x))
+    ):
+        expected = False
+    else:
+        q = Fraction(x)
+        above = low is None or (q >= low if closed in ("both", "left") else q > low)
+        below = high is None or (q <= high if closed in ("both", "right") else q < high)
+        expected = above and below
+    assert (x in interval) is expected

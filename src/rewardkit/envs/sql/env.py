@@ -70,7 +70,7 @@ class SqlEnv(ToolEnv):
             "budget": [Interval(float, 0, 1e6, closed="right")],
             "max_steps": [Interval(int, 1, 10_000)],
             "max_rows": [Interval(int, 1, 1_000_000)],
-            "variants": [Interval(int, 1, 100)],
+            "variants": [Interval(int, 1, 12)],  # build_world finds at most 12
         }
     )
     def __init__(
