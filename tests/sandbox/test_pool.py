@@ -17,6 +17,8 @@ import pytest
 from rewardkit.errors import RewardkitError
 from rewardkit.sandbox import Sandbox, SandboxWarning, Status, TestCase, _confine, _pool
 
+from .removal import _start, weakened_worker
+
 TESTS = [TestCase(f"({k},)", f"{k * 2}") for k in range(4)]
 
 
@@ -112,6 +114,34 @@ def test_the_zygote_imports_nothing_that_runs_in_every_child():
     imported, preloaded_without_bwrap = out.stdout.split("\n")[:2]
     assert imported == ""
     assert {"hashlib", "random", "threading"} <= set(preloaded_without_bwrap.split())
+
+
+SEES_MODULES = (  # names spelt in pieces: a source naming random gets it imported (_seed_random)
+    "import sys\ndef f(x):\n"
+    "    return sorted(m for m in ('thr' + 'eading', 'ran' + 'dom') if m in sys.modules)\n"
+)
+
+
+@pytest.mark.parametrize("confinement", ["bwrap", "landlock"])
+def test_what_a_child_can_import_itself_is_not_preloaded(confinement):
+    """The probe child tries to import each module of the long list; where the children can
+    read the standard library (bubblewrap; Landlock with the interpreter reachable) none of
+    the modules with fork handlers is in the zygote, so none is in a child that did not import
+    it."""
+    box = Sandbox(timeout_s=1.0, memory_mb=256, workers=1, confinement=confinement)
+    with _start(box):
+        t = box.run([SEES_MODULES], [TestCase("(0,)", "[]")], entry_point="f")
+    assert t.passed.all(), t.detail
+
+
+def test_what_a_child_cannot_import_is_preloaded(monkeypatch, open_dir):
+    """As if the probe child could not read ``random`` and ``threading`` (a Python under a
+    home the dropped uid cannot traverse): the zygote imports them, and every child has them."""
+    patch = "replace(_worker, '_not_importable', lambda names: ['random', 'threading'])"
+    weakened_worker(monkeypatch, open_dir, patch)
+    with _start(Sandbox(timeout_s=1.0, memory_mb=256, workers=1)) as box:
+        t = box.run([SEES_MODULES], [TestCase("(0,)", "['random', 'threading']")], entry_point="f")
+    assert t.passed.all(), t.detail
 
 
 def test_worker_peak_is_its_own_not_the_callers():

@@ -298,7 +298,6 @@ class LocalPool:
             "hidden": list(self.plan.hidden),
             "canary": _canary(read) if self.plan.confinement != "none" else "",
             "host_ns": _host_namespaces(),
-            "preload": "slim" if self.plan.confinement == "bwrap" else "full",
             # Landlock alone, as root: a private mount namespace per worker (``_mounts``).
             "private_mounts": WRITE_CAP_MB if root and self.plan.confinement == "landlock" else 0,
             # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).

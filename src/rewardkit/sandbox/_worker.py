@@ -86,9 +86,9 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
 
     del sys.path[0]  # programs must not import the sandbox's own modules
 
-# Pre-imported for the programs: each child inherits them without paying the import, and after
-# the uid drop a child may not be able to read the interpreter's files at all (e.g. a Python
-# under /root), so what is not imported here may not be importable there.
+# The standard modules programs use.  After the uid drop a child may not be able to read the
+# interpreter's files at all (e.g. a Python under /root without a private mount): the probe child
+# tries to import each, and those it cannot import are imported by the zygote (``main``).
 PRELOAD = (
     "abc",
     "array",
@@ -127,11 +127,11 @@ PRELOAD = (
     "typing",
     "unicodedata",
 )
-# Under bubblewrap the children can read the standard library themselves, and every preloaded
-# module makes each fork dearer (its pages are copied and torn down per program: ~1.3 ms of CPU
-# per fork with all of the above, ~0.5 ms with these): there only the most used ones.  Never
-# threading or random there: their fork handlers run in every child (≈ 0.45 and 0.12 ms of CPU
-# per fork); the child imports them when a program needs them.
+# Always pre-imported, each child inherits them without paying the import: only the most used,
+# since every preloaded module makes each fork dearer (its pages are copied and torn down per
+# program: ~1.3 ms of CPU per fork with all of the above, ~0.5 ms with these).  Never threading
+# or random where the children can import them: their fork handlers run in every child (≈ 0.45
+# and 0.12 ms of CPU per fork).
 PRELOAD_SLIM = ("bisect", "collections", "copy", "functools", "heapq", "itertools", "math",
                 "operator", "re", "string", "struct", "time")  # fmt: skip
 
@@ -222,6 +222,10 @@ class Zygote:
         os.environ.clear()
         os.environ.update(child_env(cfg["workdir"]))
         probe = self._probe()
+        missing = probe.get("not_importable")
+        self.not_importable: tuple[str, ...] = PRELOAD  # the probe said nothing: all of them
+        if type(missing) is list and all(type(m) is str and m in PRELOAD for m in missing):
+            self.not_importable = tuple(missing)
         if cfg["uid"] is not None and probe.get("uid") == cfg["uid"]:
             levels.append("uid-drop")
         elif cfg["uid"] is not None:
@@ -303,6 +307,7 @@ class Zygote:
                     out["mkdir_refused"] = False
                 except OSError:
                     out["mkdir_refused"] = True
+                out["not_importable"] = _not_importable(PRELOAD)
                 write_all(fd, json.dumps(out).encode())
             except BaseException as e:
                 with suppress(BaseException):
@@ -500,6 +505,18 @@ class Zygote:
                 break
 
 
+def _not_importable(names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` a confined child cannot import itself (run in the probe child)."""
+    failed = []
+    for name in names:
+        if name not in sys.modules:
+            try:
+                __import__(name)
+            except Exception:
+                failed.append(name)
+    return failed
+
+
 def _mkdtemp() -> str:
     """A new private directory under $TMPDIR or /tmp (``tempfile.mkdtemp`` without importing
     tempfile, which brings ``random`` and its fork handler into the zygote)."""
@@ -678,11 +695,15 @@ def main() -> None:
     cfg = read_frame(0)
     if cfg is None:
         return
-    preload(PRELOAD_SLIM if cfg.get("preload") == "slim" else PRELOAD)
+    preload(PRELOAD_SLIM)
     z = Zygote(cfg)
     if z.libc is not None and not cfg.get("bwrap"):
         z.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     levels = z.start()
+    # What the probe child could not import itself (after the uid drop a Python under /root
+    # may be unreadable, unless a private mount opened it) is imported here, so every child
+    # inherits it; what it could import stays out (fork handlers and size cost every fork).
+    preload(z.not_importable)
     # Everything loaded so far is permanent: the collector never walks it, so children do not
     # copy the zygote's pages just to scan them (copy-on-write stays cheap).
     gc.freeze()
