@@ -177,7 +177,7 @@ def _main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
         raise
-    except Exception as exc:  # a bug: one line, the traceback on request
+    except BaseException as exc:  # a bug (also GeneratorExit & co.): one line, traceback on request
         if debug:
             raise
         click.echo(

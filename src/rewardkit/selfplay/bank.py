@@ -18,14 +18,17 @@ A mutant that agrees with the reference on every GT test is discarded and counte
 still differ on held-out inputs are counted apart: GT-silent bugs).
 
 Expected values are computed by running the bank's own reference in this process (the
-shipped file is our code; a user's file passed as ``path`` must be code they trust);
+shipped file is our code; a user's file passed as ``path`` must be code they trust; in the main
+thread each call has a ``REFERENCE_TIMEOUT_S`` budget and its prints go to stderr);
 candidates are graded through the executor given (the sandbox by default).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +40,14 @@ from .._json import JsonMixin, content_hash
 from .._validation import SEED, validate_params
 from ..errors import ConfigError, InputError
 from .bankfile import N_GT, SHIPPED_BANK, BankFile, TaskDefinition, read_bank_file
-from .executor import Executor, TestCase, default_executor_name, owned_executor
+from .executor import (
+    Executor,
+    TestCase,
+    _time_limit,
+    _Timeout,
+    default_executor_name,
+    owned_executor,
+)
 from .mutations import FAMILIES, mutate
 
 __all__ = ["BANK_VERSION", "Candidate", "CodeTask", "TaskBank", "initial_policy", "load_bank"]
@@ -46,6 +56,9 @@ BANK_VERSION = "selfplay-bank-v1"  # the shipped data file's version (data/bank-
 N_HELDOUT = 16
 N_RANDOM_POOL = 16
 MAX_MUTANTS = 12
+# A bank file's reference runs in this process; in the main thread each call has this budget
+# (a reference that loops is reported, not waited on forever).
+REFERENCE_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -114,8 +127,10 @@ def _compiled(source: str, entry_point: str) -> Any:
 
 
 def call(source: str, entry_point: str, input_literal: str) -> Any:
-    """Run one of the bank's own programs in this process (trusted code only)."""
-    return _compiled(source, entry_point)(*ast.literal_eval(input_literal))
+    """Run one of the bank's own programs in this process (trusted code only); what it prints
+    goes to stderr (stdout may carry ``--json``)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return _compiled(source, entry_point)(*ast.literal_eval(input_literal))
 
 
 def _draw_inputs(
@@ -177,10 +192,16 @@ def _build_task(
     ref = d.reference
 
     def expected(i: str) -> str:
+        field = "boundary" if i in boundary else "gt_inputs" if i in fixed else "args"
         try:
-            return repr(call(ref, entry, i))
-        except Exception as exc:  # the file's reference is wrong: report it, do not crash
-            field = "boundary" if i in boundary else "gt_inputs" if i in fixed else "args"
+            with _time_limit(REFERENCE_TIMEOUT_S):
+                return repr(call(ref, entry, i))
+        except _Timeout:
+            msg = f"the reference ran past {REFERENCE_TIMEOUT_S:g} s on the input {i:.100}"
+            raise bad(field, msg) from None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the file's reference is wrong (sys.exit too): report it
             msg = f"the reference raised {type(exc).__name__}: {exc!s:.100} on the input {i:.100}"
             raise bad(field, msg) from None
 

@@ -107,9 +107,7 @@ def read_bank_file(path: str | Path = SHIPPED_BANK) -> BankFile:
     doc = read_toml(path)
     p = str(path)
     text = Path(path).read_bytes()
-    headers = [
-        i + 1 for i, ln in enumerate(text.decode().splitlines()) if re.match(r"\s*\[\[task\]\]", ln)
-    ]
+    headers = _task_headers(text.decode(errors="replace"))
     top = _Where(p, None, None)
     unknown = sorted(set(doc) - {"version", "task"})
     if unknown:
@@ -120,14 +118,43 @@ def read_bank_file(path: str | Path = SHIPPED_BANK) -> BankFile:
     tables = doc.get("task")
     if not isinstance(tables, list) or not tables:
         raise top("task", "expected one or more [[task]] tables")
+    if len(headers) != len(tables):  # tasks written as an inline array: no line to name
+        headers = [None] * len(tables)
     tasks: list[TaskDefinition] = []
+    seen: dict[str, int | None] = {}
     for i, table in enumerate(tables):
-        line = headers[i] if i < len(headers) else None
+        line = headers[i]
         task = _read_task(table, _Where(p, line, None), i)
-        if task.task_id in {t.task_id for t in tasks}:
-            raise _Where(p, line, task.task_id)("id", "a second task with this id (ids are unique)")
+        if task.task_id in seen:
+            first = seen[task.task_id]
+            raise _Where(p, line, task.task_id)(
+                "id",
+                f"a second task with this id{'' if first is None else f' (line {first})'}; "
+                "ids are unique",
+            )
+        seen[task.task_id] = line
         tasks.append(task)
     return BankFile(p, version, hashlib.sha256(text).hexdigest(), tuple(tasks))
+
+
+_HEADER = re.compile(r"[ \t]*\[\[[ \t]*task[ \t]*\]\][ \t]*(#.*)?")
+_MULTILINE = re.compile(r"\"\"\"|'''")
+
+
+def _task_headers(text: str) -> list[int | None]:
+    """The line of each ``[[task]]`` header (TOML allows ``[[ task ]]``), not counting lines
+    inside multi-line strings (a program may hold the text ``[[task]]``)."""
+    out: list[int | None] = []
+    inside: str | None = None  # the delimiter of the multi-line string we are in
+    for number, ln in enumerate(text.splitlines(), 1):
+        if inside is None and _HEADER.fullmatch(ln):
+            out.append(number)
+        for m in _MULTILINE.finditer(ln):
+            if inside is None:
+                inside = m.group()
+            elif m.group() == inside:
+                inside = None
+    return out
 
 
 def _read_task(table: Any, where: _Where, index: int) -> TaskDefinition:

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import io
 import random
 import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -111,6 +112,13 @@ def _time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+class _Discard(io.TextIOBase):
+    """A stdout that keeps nothing."""
+
+    def write(self, s: str) -> int:
+        return len(s)
+
+
 class TrustedExecutor:
     """In-process execution of this package's own programs (see the module docstring).
 
@@ -133,9 +141,10 @@ class TrustedExecutor:
         valid = [j for j, text in enumerate(prep.inputs) if text is not None]
         cells: list[tuple[int, int, str, float, str]] = []
         state = random.getstate()  # programs see random.seed(0), as in the sandbox's children
-        try:
-            for i, src in enumerate(programs):
-                cells += self._row(i, src, valid, prep.inputs, entry_point)
+        try:  # and what they print is dropped, as the sandbox drops it (stdout may carry JSON)
+            with redirect_stdout(_Discard()):
+                for i, src in enumerate(programs):
+                    cells += self._row(i, src, valid, prep.inputs, entry_point)
         finally:
             random.setstate(state)
         table = build_table(

@@ -40,7 +40,8 @@ dict        len, keys, values            n, then ``choice(keys, size=n)``, then 
 =========== ============================ ====================================================
 
 Every bad spec raises :class:`~rewardkit.errors.InputError` naming the field (``args[0].of.lo``)
-and what is accepted; lengths are at most 1000 and one draw of a spec at most 100,000 values.
+and what is accepted; lengths, alphabets and key lists are at most 1000, one draw of a spec
+(and a const value) at most 100,000 values.
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ def parse_spec(
     if not isinstance(obj, dict):
         raise err(field, f"expected a spec table with a 'kind' ({kinds}); got {obj!r:.60}")
     kind = obj.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         what = "missing" if "kind" not in obj else f"unknown kind {kind!r:.40}"
         raise err(f"{field}.kind", f"{what}; expected one of {kinds}")
     scalars, nested, accepted = KINDS[kind]
@@ -245,8 +246,15 @@ def _int(fields: dict[str, Any], name: str, fail: Fail, lo: int = -INT64_MAX) ->
     if isinstance(v, bool) or not isinstance(v, int):
         raise fail(name, f"expected an int; got {v!r:.60}")
     if not lo <= v < INT64_MAX:
-        raise fail(name, f"{v:.6g} is outside [{lo:.6g}, 2**63 - 1)")
+        raise fail(name, f"{_short_int(v)} is outside [{lo}, 2**63 - 1)")
     return v
+
+
+def _short_int(v: int) -> str:
+    """An int for a message: as written, or its first digits and its length when long (a
+    400-digit int cannot be formatted as a float)."""
+    text = str(v)
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
 
 
 def _range(fields: dict[str, Any], name: str, fail: Fail) -> None:
@@ -255,13 +263,16 @@ def _range(fields: dict[str, Any], name: str, fail: Fail) -> None:
     if not ok or any(isinstance(x, bool) or not isinstance(x, int) for x in v):
         raise fail(name, f"expected [a, b], two ints; got {v!r:.60}")
     if not 0 <= v[0] <= v[1] <= MAX_LEN:
-        raise fail(name, f"expected 0 <= a <= b <= {MAX_LEN}; got {v!r}")
+        got = ", ".join(_short_int(x) for x in v)
+        raise fail(name, f"expected 0 <= a <= b <= {MAX_LEN}; got [{got}]")
 
 
 def _str(fields: dict[str, Any], name: str, fail: Fail, *, empty: bool = True) -> str:
     v = fields[name]
     if not isinstance(v, str) or (not empty and not v):
         raise fail(name, f"expected a {'' if empty else 'non-empty '}string; got {v!r:.60}")
+    if len(v) > MAX_LEN:
+        raise fail(name, f"{len(v)} characters; at most {MAX_LEN}")
     return v
 
 
@@ -301,7 +312,16 @@ def _check_const(fields: dict[str, Any], ch: dict[str, Spec], fail: Fail) -> str
     t = _value_type(fields["value"])
     if t is None:
         raise fail("value", f"not accepted: {fields['value']!r:.60}")
+    if _const_size(fields["value"]) > MAX_VALUES:
+        raise fail("value", f"holds more than {MAX_VALUES} values or characters")
     return t
+
+
+def _const_size(v: Any) -> int:
+    """Elements (and characters of strings) in a const value."""
+    if isinstance(v, list):
+        return 1 + sum(_const_size(x) for x in v)
+    return len(v) if isinstance(v, str) else 1
 
 
 def _check_list(fields: dict[str, Any], ch: dict[str, Spec], fail: Fail) -> str:
@@ -361,6 +381,8 @@ def _check_dict(fields: dict[str, Any], ch: dict[str, Spec], fail: Fail) -> str:
     keys = fields["keys"]
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
         raise fail("keys", f"expected a non-empty array of strings; got {keys!r:.60}")
+    if len(keys) > MAX_LEN:
+        raise fail("keys", f"{len(keys)} keys; at most {MAX_LEN}")
     return "dict"
 
 

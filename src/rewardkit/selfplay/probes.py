@@ -131,7 +131,7 @@ def build_probe_pool(bank: TaskBank, *, rng: Any, size: int = 12, n_initial: int
         buggy = [c for c in task.candidates if c.y < 1.0]
         hand = [c for c in buggy if c.handwritten]
         by_family = {f: [c for c in buggy if c.family == f and not c.handwritten] for f in FAMILIES}
-        chosen = list(hand)
+        chosen = hand[: size - n_initial]  # a bank file may hand-write more bugs than slots
         while len(chosen) < size - n_initial and any(by_family.values()):
             for f in FAMILIES:
                 if by_family[f] and len(chosen) < size - n_initial:

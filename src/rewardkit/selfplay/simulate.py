@@ -49,7 +49,7 @@ from .._rng import as_generator
 from .._validation import Interval, check_positive_int, check_real, validate_params
 from ..errors import ConfigError
 from ._summary import summarise
-from .bank import TaskBank, initial_policy, load_bank
+from .bank import BANK_VERSION, TaskBank, initial_policy, load_bank
 from .executor import Executor, owned_executor
 from .infogain import ig_rewards, permutation_null
 from .mutations import FAMILIES
@@ -415,7 +415,9 @@ def simulate(
         pass
     summary = summarise(records, arms, n_seeds, h_task, ig_task)
     return SimulationResult(
-        LABEL,
+        LABEL
+        if bank.version == BANK_VERSION
+        else LABEL.replace("the embedded task bank", f"the task bank {bank.version!r}"),
         cfg,
         arms,
         n_seeds,

@@ -33,13 +33,14 @@ from typing import Any
 import numpy as np
 
 from .bank import CodeTask, call
-from .executor import Executor, TestCase
+from .executor import Executor, TestCase, _time_limit
 
 __all__ = ["GENERATORS", "Universe", "build_universe", "perturb"]
 
 GENERATORS = ("boundary", "random_valid", "trivial", "invalid", "duplicate", "wrong_expectation")
 N_WRONG = 8
 N_TRIVIAL = 4
+BUG_TIMEOUT_S = 1.0  # per in-process call of a buggy candidate (the trusted executor's budget)
 INVALID_INPUTS = ("(", "([1, 2],", "(1, 2, 3, 4, 5, 6, 7)")  # two unparsable, one wrong arity
 
 
@@ -77,9 +78,15 @@ class Universe:
 
 
 def _safe_call(src: str, entry: str, inp: str) -> tuple[bool, Any]:
+    """A buggy candidate's output, run in this process (bank code only): a hand-written bug in
+    a bank file may loop or exit, so it has the trusted executor's time budget (main thread)
+    and whatever it raises, sys.exit included, is "no output"."""
     try:
-        return True, call(src, entry, inp)
-    except Exception:
+        with _time_limit(BUG_TIMEOUT_S):
+            return True, call(src, entry, inp)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
         return False, None
 
 
