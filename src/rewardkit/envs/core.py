@@ -103,16 +103,17 @@ def recorded_action(action: Any) -> Any:
             return bytes(action).decode("utf-8")
         except UnicodeDecodeError:
             return UNENCODABLE + "bytes that are not UTF-8 text"
-    try:
+    try:  # the comparison recurses too: an action JSON can write may still be too deep for it
         text = canonical_json(action)
         back = json.loads(text)
+        same = _same_json(back, action)
     except RecursionError:
         return UNENCODABLE + "nested too deeply"
     except (TypeError, ValueError) as exc:
         return UNENCODABLE + f"not JSON ({str(exc)[:120]})"
     if not _utf8_ok(text):
         return UNENCODABLE + _SURROGATE
-    if not _same_json(back, action):
+    if not same:
         return UNENCODABLE + "holds values JSON cannot carry exactly (NaN, tuples, -0.0 …)"
     return back
 
