@@ -117,3 +117,32 @@ def test_a_step_after_the_episode_ended_is_refused(env_id):
         env.step(action)
     with pytest.raises(EnvError, match="after the episode ended; call reset"):
         env.step({"answer": {}})
+
+
+def _edit(record) -> None:
+    """What a careless reward function or verifier part might do to the record it is given."""
+    if isinstance(record.answer, dict):
+        record.answer["status"] = "edited"
+        record.answer.setdefault("evidence", []).append("bogus")
+    for obs in record.observations:
+        obs.clear()
+    for action in record.actions:
+        if isinstance(action, dict):
+            action["tool"] = "edited"
+
+
+def test_editing_an_episode_record_reaches_neither_the_env_nor_the_next_record(env_id):
+    # was: episode() handed out the environment's own answer and observation dicts, so editing
+    # one record changed the next one's score (revenue-v1 seed 1: 3.23 -> 1.23)
+    clean = make(env_id)
+    clean.reset(seed=1)
+    env = make(env_id)
+    env.reset(seed=1)
+    for action in env.reference_actions():
+        clean.step(action)
+        env.step(action)
+        _edit(env.episode())
+    want = clean.stack.score(clean.episode()).to_json()
+    assert env.stack.score(env.episode()).to_json() == want
+    _edit(env.episode())
+    assert env.finalize().to_json() == clean.finalize().to_json()

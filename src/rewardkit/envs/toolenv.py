@@ -227,16 +227,18 @@ class ToolEnv(Env):
         return json.loads(json.dumps(self._reference))  # a copy: callers may mutate it
 
     def episode(self) -> Any:
-        """The record the verifiers score (the episode so far): an ``episode_type``."""
+        """The record the verifiers score (the episode so far): an ``episode_type``. Its
+        answer, actions and observations are copies: whoever edits a record (a reward
+        function, a verifier part) changes neither the environment nor the next record."""
         assert self.task is not None
         return self.episode_type(
             task=self.task,
             truth=self._truth,
             world=self.world,
             ledger=tuple(self._ledger),
-            answer=self._answer,
-            actions=tuple(self._actions),
-            observations=tuple(self._observations),
+            answer=copy_observation(self._answer),
+            actions=tuple(copy_observation(self._actions)),
+            observations=tuple(copy_observation(self._observations)),
             n_format_errors=self._format_errors,
             cost_spent=self._spent,
             **self._episode_extras(),
