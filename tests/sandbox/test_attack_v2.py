@@ -250,3 +250,73 @@ def test_random_draws_at_import_are_the_same_in_every_run(path):
             assert len(rows) == 1, (path, name, "rows of one program differ")
         digests.append(table.digest)
     assert digests[0] == digests[1]
+
+
+# ------------------------------- (a)/(g) record bytes: what the zygote forwards byte for byte
+GOOD = b'"1235678"'  # the right answer of test 1 (f(x) = 1234567 + 1111·x), as a JSON string
+# Bytes a child writes as its record for test 1.  Each is not one JSON value filling a UTF-8
+# line: a protocol violation (CRASH for that cell), never an answer, and never a lost worker.
+VIOLATIONS = {
+    "invalid UTF-8 after the value": b'[1, "V", 0.0, 0.0, "1235678\xff"]',
+    "an overlong quote closing the string": b'[1, "V", 0.0, 0.0, "1235678\xc0\xa2]',
+    "an overlong NUL in the string": b'[1, "V", 0.0, 0.0, "1235678\xc0\x80"]',
+    "a raw NUL after the array": b'[1, "V", 0.0, 0.0, ' + GOOD + b"]\x00",
+    "a raw control character in the string": b'[1, "V", 0.0, 0.0, "12356\x1f78"]',
+    "a CR after the array": b'[1, "V", 0.0, 0.0, ' + GOOD + b"]\r",
+    "a trailing comma": b'[1, "V", 0.0, 0.0, ' + GOOD + b", ]",
+    "NaN as the payload": b'[1, "V", 0.0, 0.0, NaN]',
+    "an index of 5,000 digits": b"[1" + b"0" * 5000 + b', "V", 0.0, 0.0, ' + GOOD + b"]",
+    "nesting 100,000 deep": b"[" * 100_000 + b"]" * 100_000,
+    "1e400 as the duration": b'[1, "V", 1e400, 0.0, ' + GOOD + b"]",
+    "-Infinity as the CPU time": b'[1, "V", 0.0, -Infinity, ' + GOOD + b"]",
+    "a line over 1 MiB": b'[1, "V", 0.0, 0.0, "' + b"1" * (1 << 20) + b'"]',
+    "an object with duplicate keys": b'{"0": 1, "0": [1, "V", 0.0, 0.0, ' + GOOD + b"]}",
+    "the record for test 2 first": b'[2, "V", 0.0, 0.0, "1236789"]',
+}
+# Well-formed records: one JSON value filling a UTF-8 line, whatever its spelling.  They are the
+# program's answer for its own test 1 (and only that cell), and they cost a bounded amount.
+ANSWERS = {
+    "tabs and CRs between the tokens": b'[1,\t"V",\r0.0,\r 0.0, ' + GOOD + b"]",
+    "escaped letters": b'[1, "\\u0056", 0.0, 0.0, "\\u0031235678"]',
+    "a duration of 100,000 digits": b'[1, "V", 0.' + b"0" * 100_000 + b"1, 0.0, " + GOOD + b"]",
+    "1 MiB of spaces inside": b"[1," + b" " * ((1 << 20) - 100) + b'"V", 0.0, 0.0, ' + GOOD + b"]",
+    "-0 as the duration": b'[1, "V", -0.0, 0.0, ' + GOOD + b"]",
+    "written by a thread": b"THREAD",
+}
+
+
+def _record_forger(data: bytes) -> str:
+    if data == b"THREAD":
+        rec = b'[1, "V", 0.0, 0.0, ' + GOOD + b"]\n"
+        return (
+            "import os, threading\ndef f(x):\n    if x == 1:\n"
+            f"        t = threading.Thread(target=os.write, args=(3, {rec!r}))\n"
+            "        t.start()\n        t.join()\n        os._exit(0)\n    return -1\n"
+        )
+    line = data + b"\n"
+    return (
+        "import os\ndef f(x):\n    if x == 1:\n"
+        f"        os.write(3, {line!r})\n        os._exit(0)\n    return -1\n"
+    )
+
+
+def test_record_bytes_mean_one_thing_or_nothing():
+    """The zygote checks each child record with the C scanner and forwards its bytes unchanged
+    inside its own line; the sandbox process decodes that line again.  Byte spellings at the
+    edges (invalid or overlong UTF-8, NUL, CR, NaN, 5,000-digit ints, deep nesting, 1 MiB
+    lines, duplicate keys) are violations of their own cell; well-formed spellings are answers
+    of their own cell; the honest rows beside them stay PASS and no worker is lost."""
+    honest = "def f(x):\n    return 1234567 + 1111 * x\n"
+    tests = [TestCase(f"({x},)", str(1234567 + 1111 * x)) for x in range(4)]
+    names = [*VIOLATIONS, *ANSWERS]
+    forged = [_record_forger({**VIOLATIONS, **ANSWERS}[n]) for n in names]
+    with Sandbox(timeout_s=2.0, memory_mb=256, workers=2) as box:
+        workers = box._pool.worker_pids()
+        table = box.run([honest, *forged, honest], tests, entry_point="f")
+        assert box._pool.worker_pids() == workers  # no worker was lost over any of them
+    assert table.passed[0].all() and table.passed[-1].all()
+    for k, name in enumerate(names, start=1):
+        row = [Status(int(s)).name for s in table.status[k]]
+        want = "CRASH" if name in VIOLATIONS else "PASS"
+        assert row[0] == "FAIL" and row[1] == want, (name, row, table.detail[k, 1])
+        assert set(row[2:]) <= {"FAIL", "CRASH"}, (name, row)
