@@ -320,3 +320,72 @@ def test_record_bytes_mean_one_thing_or_nothing():
         want = "CRASH" if name in VIOLATIONS else "PASS"
         assert row[0] == "FAIL" and row[1] == want, (name, row, table.detail[k, 1])
         assert set(row[2:]) <= {"FAIL", "CRASH"}, (name, row)
+
+
+# ------------------------------------------------ (a) more time than the budget, by the alarm
+OUTLIVE = 0.45  # seconds past a 1 s budget (the watchdog's grace was 0.25 + 0.25 · budget)
+# Each outlives its 1 s budget by OUTLIVE seconds, then answers right; an honest program as
+# slow is TIMEOUT, so an answer after the budget must not PASS.
+OUTLIVERS = {
+    "except BaseException in a sleep loop": (
+        "def f(x):\n    t = time.monotonic() + 1 + %s\n    while time.monotonic() < t:\n"
+        "        try:\n            time.sleep(0.005)\n        except BaseException:\n"
+        "            pass\n    return x\n"
+    ),
+    "a bare except in a busy loop": (
+        "def f(x):\n    t = time.monotonic() + 1 + %s\n    while time.monotonic() < t:\n"
+        "        try:\n            sum(range(1000))\n        except:  # noqa: E722\n"
+        "            pass\n    return x\n"
+    ),
+    "contextlib.suppress(BaseException)": (
+        "def f(x):\n    t = time.monotonic() + 1 + %s\n    while time.monotonic() < t:\n"
+        "        with contextlib.suppress(BaseException):\n            time.sleep(0.005)\n"
+        "    return x\n"
+    ),
+    "SIGALRM ignored at import": (
+        "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+        "def f(x):\n    time.sleep(1 + %s)\n    return x\n"
+    ),
+    "a handler of its own": (
+        "signal.signal(signal.SIGALRM, lambda *a: None)\n"
+        "def f(x):\n    t = time.monotonic() + 1 + %s\n    while time.monotonic() < t:\n"
+        "        time.sleep(0.005)\n    return x\n"
+    ),
+    "the timer cancelled": (
+        "def f(x):\n    signal.setitimer(signal.ITIMER_REAL, 0)\n    time.sleep(1 + %s)\n"
+        "    return x\n"
+    ),
+    "precomputing at import": (
+        "t = time.monotonic() + 1 + %s\nwhile time.monotonic() < t:\n    try:\n"
+        "        time.sleep(0.005)\n    except BaseException:\n        pass\n"
+        "def f(x):\n    return x\n"
+    ),
+}
+
+
+@pytest.mark.slow
+def test_an_answer_after_the_budget_is_a_timeout():
+    """The budget is enforced in the child by an alarm that raises; a program that catches it
+    (a bare ``except``, ``suppress(BaseException)``), ignores or replaces SIGALRM, or cancels
+    the timer ran on until the zygote's watchdog (budget + 0.25 + 25 %) and answered: PASS
+    where an honest program as slow is TIMEOUT.  Also for its import.  The zygote now times
+    each record itself: an answer read after the budget (and a small allowance for reading it)
+    is a TIMEOUT.  Honest programs well within the budget still PASS."""
+    head = "import time, signal, contextlib\n"
+    names = list(OUTLIVERS)
+    progs = [head + OUTLIVERS[n] % OUTLIVE for n in names]
+    honest = head + "def f(x):\n    time.sleep(0.3)\n    return x\n"
+    stdio_cheat = head + (
+        f"x = input()\nt = time.monotonic() + 1 + {OUTLIVE}\nwhile time.monotonic() < t:\n"
+        "    try:\n        time.sleep(0.005)\n    except BaseException:\n        pass\nprint(x)\n"
+    )
+    stdio_honest = head + "x = input()\ntime.sleep(0.3)\nprint(x)\n"
+    with Sandbox(timeout_s=1.0, memory_mb=256, workers=2) as box:
+        table = box.run([honest, *progs, honest], [TestCase("(7,)", "7")], entry_point="f")
+        stdio = box.run([stdio_honest, stdio_cheat, stdio_honest], [StdioTest("5\n", "5\n")])
+    assert table.passed[0].all() and table.passed[-1].all(), table.detail[[0, -1]].tolist()
+    for k, name in enumerate(names, start=1):
+        got = Status(int(table.status[k, 0])).name
+        assert got == "TIMEOUT", (name, got, table.detail[k, 0])
+    assert stdio.passed[0].all() and stdio.passed[2].all()
+    assert Status(int(stdio.status[1, 0])) == Status.TIMEOUT

@@ -144,6 +144,7 @@ def preload(names: tuple[str, ...]) -> None:
 
 LINE_CAP = 1 << 20  # a child record longer than this is a protocol violation
 POLL_S = 0.02  # how often a running child's pipe is read (its exit wakes the zygote at once)
+LATE_S = 0.1  # what a record may take beyond the budget to reach the zygote (see Zygote.late)
 PR_SET_CHILD_SUBREAPER = 36
 SYS_IO_URING_SETUP = 425
 
@@ -154,6 +155,10 @@ class Zygote:
         self.cfg = cfg
         self.budget = float(cfg["timeout_s"])
         self.margin = 0.25 + 0.25 * self.budget  # watchdog grace beyond the in-child alarm
+        # The in-child alarm can be caught, ignored or cancelled by the program: a record the
+        # zygote reads later than this after the previous one (or the fork) is an answer after
+        # the budget, hence a timeout.  The allowance covers reading it (every POLL_S).
+        self.late = self.budget + LATE_S + 0.05 * self.budget
         self.inputs: list = []
         self.pid = os.getpid()
         self.out: list[bytes] = []
@@ -387,6 +392,7 @@ class Zygote:
         deadline = t_start + self.budget + self.margin
         buf, pos, ready, rest = b"", 0, False, []
         kill_reason, cpu_seen, window_cpu = "", 0.0, 0.0
+        last = t_start  # when the previous record was read
         # A pidfd turns readable when the child exits, even if a grandchild still holds the pipe.
         # With one, the zygote sleeps on the exit and looks at the pipe every POLL_S: a fast
         # program's 33 records cost one wake-up, not 33 (each a context switch on a busy box).
@@ -422,9 +428,14 @@ class Zygote:
             for line in lines:
                 rec = decode(line)
                 now = time.monotonic()
-                if not ready and is_ready_record(rec):
+                if not ready and is_ready_record(rec) and now - last > self.late:
+                    for i in pending[pos:]:  # its import outlived the budget
+                        self.cell(i, "T", now - last, "")
+                        timed_out.append((i, 0.0))
+                    pos = len(pending)
+                elif not ready and is_ready_record(rec):
                     ready, deadline = True, now + self.budget + self.margin
-                    cpu_seen = rec[1]
+                    cpu_seen, last = rec[1], now
                 elif not ready and is_row_record(rec):
                     for i in pending[pos:]:
                         self.cell(i, rec[1], 0.0, rec[2])
@@ -433,7 +444,12 @@ class Zygote:
                     pos = len(pending)
                 elif ready and pos < len(pending) and is_cell_record(rec, pending[pos]):
                     i, kind, _, cpu, _ = rec
-                    self.cells.append(line)
+                    if kind != "T" and now - last > self.late:  # an answer after the budget
+                        kind = "T"
+                        self.cell(i, kind, now - last, "")
+                    else:
+                        self.cells.append(line)
+                    last = now
                     if kind == "T":
                         timed_out.append((i, cpu))
                     cpu_seen += cpu
