@@ -389,3 +389,61 @@ def test_an_answer_after_the_budget_is_a_timeout():
         assert got == "TIMEOUT", (name, got, table.detail[k, 0])
     assert stdio.passed[0].all() and stdio.passed[2].all()
     assert Status(int(stdio.status[1, 0])) == Status.TIMEOUT
+
+
+# --------------------------------------------- (a) the comparer's caches of outputs and hashes
+TWINS = ["1", "1.0", "True", "[1]", "(1,)", "{'a': 1}", "{'a': 1.0}", "0.30000000000000004",
+         "0.3", "-0.0", "0.0", "float('nan')", "'1'", "{1, 2}", "frozenset({1, 2})", "None",
+         "100000000000000000000", "1e20", "[1.0, 2]", "[1, 2.0]"]  # fmt: skip
+
+
+def test_cached_comparisons_judge_every_cell_as_a_fresh_comparison():
+    """The sandbox process parses each distinct output text once and caches its hash: the same
+    text reaching columns with different expected values (1 against 1.0, True, [1], ...), in
+    every order, must be judged as a fresh comparison would judge it.  Oracle: Python's ``==``
+    on the values within the documented rules (an int expected value needs an int, bools are
+    not ints, float expected values take 1e-9), and the hash recomputed from the text."""
+    import hashlib
+    import math
+
+    vals = [eval(t) for t in TWINS]  # the fixed literals above
+
+    def oracle(a, e) -> bool:
+        if type(e) is float:
+            if type(a) not in (int, float):
+                return False
+            if math.isnan(e):
+                return type(a) is float and math.isnan(a)
+            return math.isclose(float(a), e, rel_tol=1e-9, abs_tol=1e-9)
+        if type(a) is not type(e):
+            return False
+        if type(e) in (list, tuple):
+            return len(a) == len(e) and all(oracle(x, y) for x, y in zip(a, e, strict=True))
+        if type(e) is dict:
+            return a.keys() == e.keys() and all(oracle(a[k], e[k]) for k in e)
+        return a == e
+
+    n = len(TWINS)
+    tests = [TestCase(f"({i},)", t if t != "float('nan')" else "nan") for i, t in enumerate(TWINS)]
+    texts = ["float('nan')" if t == "float('nan')" else t for t in TWINS]
+    progs = [
+        f"V = [{', '.join(texts)}]\ndef f(i):\n    return V[(i + {s}) % {n}]\n" for s in range(n)
+    ]
+    with Sandbox(timeout_s=2.0, memory_mb=256, workers=2) as box:
+        table = box.run(progs, tests, entry_point="f")
+    for s in range(n):
+        for i in range(n):
+            a = vals[(i + s) % n]
+            want = oracle(a, vals[i])
+            got = Status(int(table.status[s, i]))
+            assert (got == Status.PASS) == want, (TWINS[(i + s) % n], TWINS[i], got.name)
+            assert got in (Status.PASS, Status.FAIL), (s, i, got.name, table.detail[s, i])
+    # Equal texts share a hash wherever they appear, and the hash is the text's own.
+    by_text: dict[str, set[str]] = {}
+    for s in range(n):
+        for i in range(n):
+            by_text.setdefault(TWINS[(i + s) % n], set()).add(str(table.output_hash[s, i]))
+    assert all(len(h) == 1 for h in by_text.values())
+    assert len({h for hs in by_text.values() for h in hs}) == n
+    one = by_text["1"].pop()
+    assert one == hashlib.sha256(b"1").hexdigest()[:16]
