@@ -41,11 +41,24 @@ MAX_RESAMPLES = 10**8
 MAX_SEED = 2**32 - 1
 
 
+def _digits(value: int) -> str:
+    """How many decimal digits ``value`` has; beyond Python's 4300-digit limit on converting
+    an int to text (which raises), estimated from its bits."""
+    if value.bit_length() <= 14_000:
+        return str(len(str(abs(value))))
+    return f"about {int(value.bit_length() * 0.30102999566398120) + 1}"
+
+
 def _shown(value: Any) -> str:
-    """``repr(value)``, shortened for a huge int or a long value so the message stays a line."""
+    """``repr(value)``, shortened for a huge int or a long value so the message stays a line;
+    a value that cannot be written (an int of 5,000 digits in a list, a broken ``__repr__``) is
+    named by its type."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
-        return f"an int of {len(str(abs(value)))} digits"
-    text = repr(value)
+        return f"an int of {_digits(value)} digits"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"a {type(value).__name__} that cannot be written out"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -160,7 +173,7 @@ def check_memory(value: int, param: str, func: str, *, nbytes: int, formula: str
     per_unit = max(nbytes // max(value, 1), 1)
     gib = nbytes >> 30
     need = f"about {gib} GiB" if gib < 10**9 else "more than 1e9 GiB"
-    shown = str(value) if len(str(value)) <= 30 else f"an int of {len(str(value))} digits"
+    shown = _shown(value)
     raise ConfigError(
         f"The '{param}' parameter of {func} must fit in memory: {formula} needs {need} and "
         f"{budget >> 30} GiB (half of what is available) can be used, so at most "
@@ -264,7 +277,8 @@ class Options:
     values: tuple[Any, ...]
 
     def __contains__(self, x: Any) -> bool:
-        return any(x == v and type(x) is type(v) for v in self.values)
+        # the type first: an array's == is elementwise, another object's may raise
+        return any(type(x) is type(v) and x == v for v in self.values)
 
     def __str__(self) -> str:
         return "one of " + ", ".join(repr(v) for v in self.values)
