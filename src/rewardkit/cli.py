@@ -127,6 +127,15 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _short_words(text: str, limit: int = 300) -> str:
+    """``text`` with every word longer than ``limit`` characters cut: a 5,000-digit number or
+    a 5,000-character name typed as an option value is echoed back by the check that refuses
+    it, and the one line should stay readable."""
+    return " ".join(
+        w if len(w) <= limit else f"{w[:40]}... ({len(w)} characters)" for w in text.split(" ")
+    )
+
+
 def _show_renamed(show: Any) -> Any:
     """A ``warnings.showwarning`` that prints a renamed field as one line on stderr."""
 
@@ -163,10 +172,10 @@ def _main(argv: list[str] | None = None) -> int:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return 2
     except click.UsageError as exc:
-        click.echo(f"rewardkit: error: {_one_line(exc.format_message())}", err=True)
+        click.echo(f"rewardkit: error: {_short_words(_one_line(exc.format_message()))}", err=True)
         return 2
     except RewardkitError as exc:
-        click.echo(f"rewardkit: error: {_one_line(str(exc))}", err=True)
+        click.echo(f"rewardkit: error: {_short_words(_one_line(str(exc)))}", err=True)
         return 2
     except click.Abort:
         click.echo("rewardkit: aborted", err=True)
