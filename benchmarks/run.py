@@ -40,7 +40,7 @@ def main(names: list[str]) -> int:
                 f"{row['ours_s'] * 1e3:.2f}",
                 row["baseline"],
                 f"{row['baseline_s'] * 1e3:.2f}",
-                f"{row['ratio']:.1f}x",
+                f"{row['ratio']:.2f}x" if row["ratio"] < 1 else f"{row['ratio']:.1f}x",
             )
     Console().print(table)
     return 0
