@@ -30,16 +30,20 @@ T = TypeVar("T")
 
 
 MAX_BYTES = 1 << 30  # 1 GiB: a larger data file is refused before it is read
+# TOML files are configurations, rule packs and task banks (the shipped ones are < 100 KiB);
+# tomllib holds about 12x a file's size in memory, so a 1 GiB TOML file would need ~12 GiB.
+MAX_TOML_BYTES = 64 << 20
 MAX_DEPTH = 64  # nesting of arrays / objects / tables; deeper input is refused before parsing
 MAX_INT_DIGITS = 300  # beyond this an int cannot become a float (and Python caps at 4300)
 
 
-def _read_text(path: str | Path) -> tuple[Path, str]:
-    """A user file's text: exists, is a regular file, at most MAX_BYTES, UTF-8 (else InputError).
+def _read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> tuple[Path, str]:
+    """A user file's text: exists, is a regular file, at most ``max_bytes``, UTF-8 (else
+    InputError).
 
     The file is opened without blocking and checked on the open descriptor, so a FIFO, a
     device (``/dev/zero``, ``/dev/urandom``) or a socket is refused instead of waiting forever
-    or filling memory, and at most MAX_BYTES + 1 bytes are ever read."""
+    or filling memory, and at most max_bytes + 1 bytes are ever read."""
     p = Path(path)
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -56,17 +60,17 @@ def _read_text(path: str | Path) -> tuple[Path, str]:
         raise InputError(f"is {kind}, not a regular file (a regular file is accepted)", path=str(p))
     with os.fdopen(fd, "rb") as fh:
         size = st.st_size
-        if size <= MAX_BYTES:
+        if size <= max_bytes:
             try:
-                raw = fh.read(MAX_BYTES + 1)  # the file may grow after fstat
+                raw = fh.read(max_bytes + 1)  # the file may grow after fstat
             except OSError as exc:
                 raise InputError(
                     f"cannot be read: {exc.strerror} (a readable file)", path=str(p)
                 ) from None
             size = max(size, len(raw))
-        if size > MAX_BYTES:
+        if size > max_bytes:
             raise InputError(
-                f"is {size / 2**20:.0f} MiB (files up to {MAX_BYTES >> 20} MiB are accepted)",
+                f"is {size:,} bytes (files up to {max_bytes >> 20} MiB are accepted)",
                 path=str(p),
             )
     try:
@@ -271,8 +275,8 @@ def renamed_field(
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Parse a TOML file, naming the file (and line) on any error; the same limits as
-    :func:`read_jsonl` hold before parsing."""
-    p, text = _read_text(path)
+    :func:`read_jsonl` hold before parsing, except the size: at most ``MAX_TOML_BYTES``."""
+    p, text = _read_text(path, MAX_TOML_BYTES)
     deep = _too_deep(text, "\"'", "#")
     if deep is not None:
         raise InputError(

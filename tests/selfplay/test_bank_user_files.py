@@ -224,3 +224,24 @@ def test_a_handwritten_bug_that_loops_does_not_hang_the_test_universe(tmp_path, 
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert len(universe.tests) > 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["selfplay", "simulate", "--bank"],
+        ["validate", "--config"],
+        ["bioaudit", "audit", "x.jsonl", "--rulepack"],
+    ],
+    ids=["bank", "validate config", "rule pack"],
+)
+def test_a_toml_file_over_64_mib_is_refused_before_it_is_parsed(tmp_path, capsys, argv):
+    # was: read whole and parsed (tomllib holds ~12x the file: a 1 GiB bank, ~12 GiB)
+    big = tmp_path / "big.toml"
+    with big.open("wb") as fh:  # sparse: nothing is written to the disk
+        fh.truncate((64 << 20) + 1)
+    out = tmp_path / "out"
+    assert main([*argv, str(big), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    size = f"{(64 << 20) + 1:,}"
+    assert err == [f"rewardkit: error: {big}: is {size} bytes (files up to 64 MiB are accepted)"]
