@@ -460,3 +460,146 @@ def test_interval_membership_matches_exact_arithmetic(
         below = high is None or (q <= high if closed in ("both", "right") else q < high)
         expected = above and below
     assert (x in interval) is expected
+
+
+# --- numbers that lie, numbers that break, and the wrapper's own errors -----------------------
+#
+# A subclass of int / float can answer every comparison with True, and an ``__index__`` or
+# ``__float__`` can raise. The range is checked on the plain value (``operator.index`` /
+# ``float``) and that plain value is what the function receives, so such an object can neither
+# pass an out-of-range value nor escape the validator with its own exception.
+
+
+def _lying(base: type) -> type:
+    def yes(self: Any, other: Any) -> bool:
+        return True
+
+    ns = {n: yes for n in ("__lt__", "__le__", "__gt__", "__ge__")}
+    return type(f"Lying{base.__name__.title()}", (base,), ns)
+
+
+LyingInt, LyingFloat = _lying(int), _lying(float)
+
+
+class RaisingIndex(int):
+    def __index__(self) -> int:
+        raise RuntimeError("__index__ raised")
+
+
+class RaisingFloat(float):
+    def __float__(self) -> float:
+        raise RuntimeError("__float__ raised")
+
+
+def _outside(allowed: list[Any]) -> int | None:
+    """An int outside every Interval of ``allowed`` (None when the intervals cover it)."""
+    intervals = [c for c in allowed if isinstance(c, Interval)]
+    for v in (-(10**15), 10**15):
+        if intervals and all(
+            (c.low is not None and v < c.low) or (c.high is not None and v > c.high)
+            for c in intervals
+        ):
+            return v
+    return None
+
+
+def _lying_cases() -> Iterator[tuple[str, str, str]]:
+    for qual, obj in sorted(DECORATED.items()):
+        for name, allowed in table_of(obj).items():
+            if _outside(allowed) is not None:
+                kinds = {c.kind for c in allowed if isinstance(c, Interval)}
+                for label in ("lying int", "lying float", "raising __index__", "raising __float__"):
+                    if ("int" in label or "index" in label) or float in kinds:
+                        yield qual, name, label
+
+
+LYING_CASES = list(_lying_cases())
+
+
+def _call_with(qual: str, param: str, value: Any) -> None:
+    obj = DECORATED[qual]
+    table = table_of(obj)
+    kwargs: dict[str, Any] = {}
+    for p in inspect.signature(_target(obj)).parameters.values():
+        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.name == param:
+            kwargs[p.name] = value
+        elif p.default is inspect.Parameter.empty:
+            kwargs[p.name] = _valid(table[p.name]) if p.name in table else object()
+    obj(**kwargs)
+
+
+@pytest.mark.parametrize(("qual", "param", "label"), LYING_CASES)
+def test_a_number_that_lies_or_breaks_is_refused_naming_the_parameter(
+    qual: str, param: str, label: str
+) -> None:
+    v = _outside(table_of(DECORATED[qual])[param])
+    assert v is not None
+    value = {
+        "lying int": lambda: LyingInt(v),
+        "lying float": lambda: LyingFloat(float(v)),
+        "raising __index__": lambda: RaisingIndex(v),
+        "raising __float__": lambda: RaisingFloat(float(v)),
+    }[label]()
+    assert value >= 10**20 and value <= -(10**20) if "lying" in label else True  # it lies
+    with pytest.raises(ConfigError) as exc:
+        _call_with(qual, param, value)
+    owner = DECORATED[qual].__name__
+    assert str(exc.value).startswith(f"The '{param}' parameter of {owner} must be "), exc.value
+
+
+def test_lying_cases_cover_every_function_with_a_bounded_number() -> None:
+    assert len({q for q, _, _ in LYING_CASES}) > 40 and len(LYING_CASES) > 250
+
+
+@validate_params(
+    {
+        "n": [Interval(int, 1, 10)],
+        "p": [Interval(float, 0, 1)],
+        "flag": ["boolean"],
+        "rng": ["rng"],
+    }
+)
+def g(n: Any, *, p: Any = 0.5, flag: Any = False, rng: Any = 0) -> tuple[Any, ...]:
+    return n, p, flag, rng
+
+
+def test_the_function_receives_the_plain_value_that_was_checked() -> None:
+    """numpy scalars, Fractions and subclasses arrive as the plain int / float / bool checked
+    (numpy int arithmetic wraps around silently; ``flag is True`` fails for numpy.True_)."""
+    from fractions import Fraction
+
+    got = g(np.int64(3), p=Fraction(1, 4), flag=np.bool_(True), rng=np.uint32(7))
+    assert got == (3, 0.25, True, 7)
+    assert [type(x) for x in got] == [int, float, bool, int]
+    got = g(RaisingIndex.__base__(4), p=np.float32(0.5), flag=False, rng=np.random.default_rng(1))
+    assert [type(x) for x in got[:3]] == [int, float, bool]
+    assert g(5, p=1) == (5, 1, False, 0) and type(g(5, p=1)[1]) is int  # a plain int stays
+
+
+@pytest.mark.parametrize(
+    "qual",
+    sorted(
+        q
+        for q, o in DECORATED.items()  # a trainer hook taking **kwargs accepts any keyword
+        if all(p.kind != p.VAR_KEYWORD for p in inspect.signature(_target(o)).parameters.values())
+    ),
+)
+def test_a_wrong_call_names_the_function(qual: str) -> None:
+    """An unknown keyword or a missing argument: Python's own TypeError names the function;
+    the decorator's binding must too (it said only "got an unexpected keyword argument")."""
+    obj = DECORATED[qual]
+    owner = obj.__name__
+    said = rf"^{owner}\(\) (missing a required argument: |got an unexpected keyword argument)"
+    with pytest.raises(TypeError, match=said):
+        obj(no_such_parameter=1)
+
+
+def test_a_value_whose_repr_raises_is_still_refused_with_the_message() -> None:
+    class BadRepr:
+        def __repr__(self) -> str:
+            raise RuntimeError("repr raised")
+
+    with pytest.raises(ConfigError, match=r"^The 'n' parameter of g .* Got a BadRepr that cannot be"):
+        g(BadRepr())

@@ -9,6 +9,7 @@ import functools
 import inspect
 import math
 import numbers
+import operator
 import os
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -204,17 +205,9 @@ class Interval:
     closed: str = "both"  # "both", "left", "right" or "neither"
 
     def __contains__(self, x: Any) -> bool:
-        if isinstance(x, (bool, np_bool())) or not isinstance(x, numbers.Real):
+        v = self.normalise(x)
+        if v is None:
             return False
-        if self.kind is int and not isinstance(x, numbers.Integral):
-            return False
-        if self.kind is not int:
-            try:
-                if not math.isfinite(float(x)):
-                    return False
-            except (OverflowError, ValueError, TypeError):
-                return False
-        v: Any = x  # a Real: compared exactly (an int is never rounded to a float)
         lo_ok = self.low is None or (
             v >= self.low if self.closed in ("both", "left") else v > self.low
         )
@@ -222,6 +215,26 @@ class Interval:
             v <= self.high if self.closed in ("both", "right") else v < self.high
         )
         return lo_ok and hi_ok
+
+    def normalise(self, x: Any) -> int | float | None:
+        """``x`` as a plain ``int`` (an integral number) or ``float`` (the float kind), or
+        None when it is not a number of this kind. The range is checked on this value and the
+        function receives it: a subclass whose comparisons lie, or whose ``__index__`` /
+        ``__float__`` raises, can neither pass the check nor reach the function's body."""
+        if isinstance(x, (bool, np_bool())) or not isinstance(x, numbers.Real):
+            return None
+        try:
+            if isinstance(x, numbers.Integral):
+                v: int | float = int(operator.index(x))
+                if self.kind is not int:
+                    float(v)  # an int too large for a float is not a float
+                return v
+            if self.kind is int:
+                return None
+            v = float(x)
+        except Exception:  # a lying or broken number: not one of ours
+            return None
+        return v if math.isfinite(v) else None
 
     def __str__(self) -> str:
         name = "an int" if self.kind is int else "a float"
@@ -299,11 +312,10 @@ def _satisfies(value: Any, constraint: Any) -> bool:
         if constraint == "rng":  # an int seed >= 0 or a numpy Generator
             import numpy as np
 
-            return isinstance(value, np.random.Generator) or (
-                isinstance(value, numbers.Integral)
-                and not isinstance(value, (bool, np_bool()))
-                and 0 <= int(value) < 2**63
-            )
+            if isinstance(value, np.random.Generator):
+                return True
+            seed = _SEED_INTERVAL.normalise(value)
+            return isinstance(seed, int) and 0 <= seed < 2**63
         if constraint == "boolean":
             return isinstance(value, (bool, np_bool()))
         if constraint == "callable":
@@ -323,6 +335,21 @@ def _satisfies(value: Any, constraint: Any) -> bool:
     return value in constraint
 
 
+_SEED_INTERVAL = Interval(int, 0, None)
+
+
+def _plain(value: Any, constraint: Any) -> Any:
+    """The value a satisfied constraint passes on: an Interval's plain int / float, a plain
+    bool for "boolean", a plain int seed for "rng"; anything else as given."""
+    if isinstance(constraint, Interval):
+        return constraint.normalise(value)
+    if constraint == "boolean":
+        return bool(value)
+    if constraint == "rng" and isinstance(value, numbers.Integral):
+        return _SEED_INTERVAL.normalise(value)
+    return value
+
+
 def _describe(constraint: Any) -> str:
     if constraint is None:
         return "None"
@@ -331,6 +358,9 @@ def _describe(constraint: Any) -> str:
     if isinstance(constraint, type):
         return f"a {constraint.__name__}"
     return str(constraint)
+
+
+_NO_MATCH = object()
 
 
 def validate_params(constraints: dict[str, list[Any]]) -> Callable[[F], F]:
@@ -353,8 +383,12 @@ def validate_params(constraints: dict[str, list[Any]]) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            bound = sig.bind(*args, **kwargs)
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:  # name the function, as Python's own message does
+                raise TypeError(f"{owner}() {exc}") from None
             bound.apply_defaults()
+            changed = bool(iterated)
             for name in iterated:  # an iterator is read once, checked, and passed on as a tuple
                 value = bound.arguments[name]
                 if (
@@ -365,10 +399,15 @@ def validate_params(constraints: dict[str, list[Any]]) -> Callable[[F], F]:
                     bound.arguments[name] = tuple(value)
             for name, allowed in constraints.items():
                 value = bound.arguments[name]
-                if not any(_satisfies(value, c) for c in allowed):
+                match = next((c for c in allowed if _satisfies(value, c)), _NO_MATCH)
+                if match is _NO_MATCH:
                     accepted = " or ".join(_describe(c) for c in allowed)
                     raise _fail(name, owner, accepted, value)
-            if iterated:
+                plain = _plain(value, match)  # what was checked: a plain int, float, bool
+                if type(plain) is not type(value):
+                    bound.arguments[name] = plain
+                    changed = True
+            if changed:
                 return fn(*bound.args, **bound.kwargs)
             return fn(*args, **kwargs)
 
