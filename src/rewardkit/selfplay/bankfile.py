@@ -52,6 +52,7 @@ __all__ = ["N_GT", "SHIPPED_BANK", "BankFile", "HandwrittenBug", "TaskDefinition
 
 SHIPPED_BANK = Path(__file__).with_name("data") / "bank-v1.toml"
 N_GT = 8  # GT tests per task: the boundary inputs first, then generated ones
+MAX_TEXT = 100_000  # characters of one program or argument literal (parsing holds ~50x)
 TASK_KEYS = ("id", "prompt", "args", "boundary", "gt_inputs", "reference", "variants", "bug")
 BUG_KEYS = ("name", "family", "source")
 
@@ -203,6 +204,8 @@ def _program(source: Any, field: str, entry: str, where: _Where) -> str:
     accepted = f"Python source defining def {entry}(...)"
     if not isinstance(source, str):
         raise where(field, f"expected {accepted}; got {source!r:.60}")
+    if len(source) > MAX_TEXT:
+        raise where(field, f"{len(source):,} characters; a program has at most {MAX_TEXT:,}")
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -231,6 +234,9 @@ def _literals(
     if (exact is not None and len(obj) != exact) or (max_n is not None and len(obj) > max_n):
         raise where(field, f"{len(obj)} inputs; expected {accepted}")
     for j, s in enumerate(obj):
+        if len(s) > MAX_TEXT:
+            msg = f"{len(s):,} characters; an input literal has at most {MAX_TEXT:,}"
+            raise where(f"{field}[{j}]", msg)
         try:
             value = ast.literal_eval(s)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
