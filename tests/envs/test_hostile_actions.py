@@ -146,3 +146,21 @@ def test_editing_an_episode_record_reaches_neither_the_env_nor_the_next_record(e
     assert env.stack.score(env.episode()).to_json() == want
     _edit(env.episode())
     assert env.finalize().to_json() == clean.finalize().to_json()
+
+
+@pytest.mark.parametrize("seed", [10**300, 10**5000, -(10**400)], ids=["1e300", "1e5000", "-1e400"])
+def test_a_seed_a_snapshot_cannot_record_is_refused_by_reset(env_id, seed):
+    # was: reset(seed=10**5000) accepted, then snapshot() raised ValueError (int text limit)
+    from rewardkit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"'seed' parameter of .*reset must be an int of"):
+        make(env_id).reset(seed=seed)
+
+
+def test_a_seed_of_299_digits_replays(env_id):
+    env = make(env_id)
+    env.reset(seed=10**299 - 1)
+    for action in env.reference_actions():
+        env.step(action)
+    verdict = env.finalize()
+    assert type(env).replay(env.snapshot()).to_json() == verdict.to_json()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import JsonMixin, canonical_json
-from ..errors import EnvError
+from ..errors import ConfigError, EnvError
 from ..stack import RewardResult
 
 __all__ = ["SNAPSHOT_FORMAT", "UNENCODABLE", "Env", "Verdict", "recorded_action"]
@@ -82,6 +82,8 @@ class Verdict(JsonMixin):
             **fields,
         )
 
+
+MAX_SEED_EXCLUSIVE = 10**300  # reset seeds: what a snapshot (JSON) can record and read back
 
 UNENCODABLE = "invalid action: "  # the recorded form of an action that is not JSON
 
@@ -207,6 +209,15 @@ class Env:
     def reset(
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        if isinstance(seed, int) and abs(seed) >= MAX_SEED_EXCLUSIVE:
+            # a snapshot records the seed as JSON; an int past 300 digits is refused by the
+            # readers and past 4,300 cannot even be written (the error came from snapshot())
+            raise ConfigError(
+                f"The 'seed' parameter of {self.env_id or type(self).__name__}.reset must be "
+                f"an int of at most 300 digits or None. Got an int of "
+                f"{'more than 4300' if seed.bit_length() > 14_000 else len(str(abs(seed)))} "
+                "digits."
+            )
         out = self._reset(seed, dict(options or {}))
         if (
             not isinstance(out, tuple)
