@@ -44,11 +44,15 @@ def _read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> tuple[Path, str]
     The file is opened without blocking and checked on the open descriptor, so a FIFO, a
     device (``/dev/zero``, ``/dev/urandom``) or a socket is refused instead of waiting forever
     or filling memory, and at most max_bytes + 1 bytes are ever read."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"a file path must be a str or a path; got {type(path).__name__}")
     p = Path(path)
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise InputError("no such file", path=str(p)) from None
+    except ValueError:  # a NUL byte in the name
+        raise InputError("not a file name: it holds a NUL byte", path=repr(str(p))) from None
     except OSError as exc:
         raise InputError(f"cannot be read: {exc.strerror} (a readable file)", path=str(p)) from None
     st = os.fstat(fd)
