@@ -129,3 +129,13 @@ def test_a_level_item_with_both_names_is_refused(pair):
 def test_a_step_mapping_names_the_old_key_in_its_error(bad):
     with pytest.warns(RenamedFieldWarning), pytest.raises(ConfigError, match="'verdict' must"):
         score_trajectory([{"level": 3, "verdict": bad}], session=True)
+
+
+def test_a_level_reward_warns_once_naming_the_first_item(recwarn):
+    # was: one identical message per item, naming neither the item nor the file
+    reward = recipe_b()
+    for k in range(500):
+        reward({"id": f"t{k}", "levels": [3, 2], "verdicts": ["final", None]})
+    renamed = [w for w in recwarn if issubclass(w.category, RenamedFieldWarning)]
+    assert len(renamed) == 1
+    assert "field 'verdicts' is deprecated (first in item 't0')" in str(renamed[0].message)

@@ -67,10 +67,15 @@ class LevelItemReward:
             )
         if "verdicts" in item:
             name = "verdicts"
-            RenamedFieldWarning.warn(
-                "an item's field 'verdicts' is deprecated; rename it to 'reviews' in your items "
-                "file (read as 'reviews' for now; the next version refuses 'verdicts')",
-            )
+            if not getattr(self, "_warned_old_name", False):  # once: a file has many lines
+                object.__setattr__(self, "_warned_old_name", True)
+                first = (
+                    f" (first in item {item['id']!r})" if isinstance(item.get("id"), str) else ""
+                )
+                RenamedFieldWarning.warn(
+                    f"field 'verdicts' is deprecated{first}; rename it to 'reviews' in your "
+                    "items file (read as 'reviews' for now; the next version refuses 'verdicts')",
+                )
             item = {("reviews" if k == "verdicts" else k): v for k, v in item.items()}
         reviews = item.get("reviews")
         if reviews is not None and (not isinstance(reviews, list) or len(reviews) != len(levels)):
