@@ -266,21 +266,27 @@ VIOLATIONS = {
     "a trailing comma": b'[1, "V", 0.0, 0.0, ' + GOOD + b", ]",
     "NaN as the payload": b'[1, "V", 0.0, 0.0, NaN]',
     "an index of 5,000 digits": b"[1" + b"0" * 5000 + b', "V", 0.0, 0.0, ' + GOOD + b"]",
+    "an index with a leading zero": b'[01, "V", 0.0, 0.0, ' + GOOD + b"]",
     "nesting 100,000 deep": b"[" * 100_000 + b"]" * 100_000,
     "1e400 as the duration": b'[1, "V", 1e400, 0.0, ' + GOOD + b"]",
+    "an int as the duration": b'[1, "V", 0, 0.0, ' + GOOD + b"]",
     "-Infinity as the CPU time": b'[1, "V", 0.0, -Infinity, ' + GOOD + b"]",
     "a line over 1 MiB": b'[1, "V", 0.0, 0.0, "' + b"1" * (1 << 20) + b'"]',
     "an object with duplicate keys": b'{"0": 1, "0": [1, "V", 0.0, 0.0, ' + GOOD + b"]}",
     "the record for test 2 first": b'[2, "V", 0.0, 0.0, "1236789"]',
-}
-# Well-formed records: one JSON value filling a UTF-8 line, whatever its spelling.  They are the
-# program's answer for its own test 1 (and only that cell), and they cost a bounded amount.
-ANSWERS = {
+    # Valid JSON, but not the child's own spelling (json.dumps): the zygote checks the bytes
+    # without decoding them, so only that spelling is a record.
     "tabs and CRs between the tokens": b'[1,\t"V",\r0.0,\r 0.0, ' + GOOD + b"]",
-    "escaped letters": b'[1, "\\u0056", 0.0, 0.0, "\\u0031235678"]',
-    "a duration of 100,000 digits": b'[1, "V", 0.' + b"0" * 100_000 + b"1, 0.0, " + GOOD + b"]",
+    "an escaped kind": b'[1, "\\u0056", 0.0, 0.0, ' + GOOD + b"]",
     "1 MiB of spaces inside": b"[1," + b" " * ((1 << 20) - 100) + b'"V", 0.0, 0.0, ' + GOOD + b"]",
-    "-0 as the duration": b'[1, "V", -0.0, 0.0, ' + GOOD + b"]",
+    "a raw non-ASCII character": b'[1, "V", 0.0, 0.0, "1235678\xc3\xa9"]',
+}
+# The child's own spelling, whatever the program chose to put in it: the answer of its own
+# test 1 (and only that cell).
+ANSWERS = {
+    "an escaped digit in the payload": b'[1, "V", 0.0, 0.0, "\\u0031235678"]',
+    "a duration of 100,000 digits": b'[1, "V", 0.' + b"0" * 100_000 + b"1, 0.0, " + GOOD + b"]",
+    "-0.0 as the duration": b'[1, "V", -0.0, 0.0, ' + GOOD + b"]",
     "written by a thread": b"THREAD",
 }
 
@@ -301,11 +307,12 @@ def _record_forger(data: bytes) -> str:
 
 
 def test_record_bytes_mean_one_thing_or_nothing():
-    """The zygote checks each child record with the C scanner and forwards its bytes unchanged
-    inside its own line; the sandbox process decodes that line again.  Byte spellings at the
-    edges (invalid or overlong UTF-8, NUL, CR, NaN, 5,000-digit ints, deep nesting, 1 MiB
-    lines, duplicate keys) are violations of their own cell; well-formed spellings are answers
-    of their own cell; the honest rows beside them stay PASS and no worker is lost."""
+    """The zygote checks each child record on its bytes and forwards them unchanged inside its
+    own line; the sandbox process decodes that line again.  Byte spellings at the edges
+    (invalid or overlong UTF-8, NUL, CR, NaN, 5,000-digit ints, deep nesting, 1 MiB lines,
+    duplicate keys, JSON in another spelling than the child's) are violations of their own
+    cell; the child's spelling is an answer of its own cell; the honest rows beside them stay
+    PASS and no worker is lost."""
     honest = "def f(x):\n    return 1234567 + 1111 * x\n"
     tests = [TestCase(f"({x},)", str(1234567 + 1111 * x)) for x in range(4)]
     names = [*VIOLATIONS, *ANSWERS]
@@ -447,3 +454,78 @@ def test_cached_comparisons_judge_every_cell_as_a_fresh_comparison():
     assert len({h for hs in by_text.values() for h in hs}) == n
     one = by_text["1"].pop()
     assert one == hashlib.sha256(b"1").hexdigest()[:16]
+
+
+# ----------------------------- (a)/(d) earlier programs' answers and sources in inherited memory
+_SCAN = r'''
+import ctypes, gc, os, re
+
+def _memory(patterns):
+    """Every match of ``patterns`` in this process's memory: the pages around its objects
+    (the zygote's heap, inherited at the fork), each probed through write(2) to a pipe so that
+    an unmapped page answers EFAULT instead of killing the program."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+
+    def readable(a):
+        try:
+            os.write(w, (ctypes.c_char * 4096).from_address(a))
+            return True
+        except OSError:
+            return False
+        finally:
+            try:
+                os.read(r, 1 << 16)
+            except OSError:
+                pass
+
+    bases = {id(o) >> 20 << 20 for o in gc.get_objects()}
+    bases |= {id(o) >> 20 << 20 for o in (b"x" * 1000, b"y" * 70000, bytearray(3000))}
+    pages, found = set(), []
+    for b in sorted(bases):
+        for a in range(max(b - (4 << 20), 1 << 16), b + (4 << 20), 4096):
+            if a in pages:
+                continue
+            pages.add(a)
+            if readable(a):
+                mem = ctypes.string_at(a, 4096)
+                for p in patterns:
+                    found += [m.groups() for m in re.finditer(p, mem)]
+    return found
+'''
+RECORD_THIEF = _SCAN + (
+    "ANSWERS = {}\nCALLS = [0]\n"
+    "def f(x):\n    i = CALLS[0]\n    CALLS[0] += 1\n    if not ANSWERS:\n"
+    '        pat = rb\'\\[(\\d{1,3}), "V", [0-9.e+-]+, [0-9.e+-]+, "(-?\\d{1,18})"\\]\'\n'
+    "        for idx, text in _memory([pat]):\n"
+    "            ANSWERS.setdefault(int(idx), int(text))\n        ANSWERS['scanned'] = 1\n"
+    "    return ANSWERS.get(i)\n"
+)
+SOURCE_THIEF = _SCAN + (
+    "SRC = []\n"
+    "def f(x):\n    if not SRC:\n"
+    "        pat = rb'# MARK-HONEST-7919\\n(def f\\(x\\):\\n    return x \\* 7919 \\+ 13)\\n'\n"
+    "        SRC.extend(s.decode() for (s,) in _memory([pat]))\n        SRC.append(None)\n"
+    "    for src in SRC[:-1]:\n        g = {}\n        exec(src, g)\n        return g['f'](x)\n"
+    "    return None\n"
+)
+MARKED_HONEST = "# MARK-HONEST-7919\ndef f(x):\n    return x * 7919 + 13\n" + "# pad\n" * 80
+
+
+@pytest.mark.parametrize("path", ["strict_default", "strict_landlock"])
+def test_a_program_cannot_find_earlier_answers_or_sources_in_its_memory(path):
+    """Every child inherits the zygote's heap.  The zygote decoded each record it forwarded and
+    each program's source it was sent; freed, their bytes stayed in that heap, and a program
+    scanning its own memory (ctypes, pages probed safely) found the answers of the programs
+    run before it on the same worker, and their sources: both thieves passed every test with
+    no solution (under GRPO: the best sibling's reward).  The zygote now checks records on the
+    bytes in a buffer it zeroes, and passes sources to the child undecoded: nothing is found,
+    and the honest programs beside the thieves still pass."""
+    tests = [TestCase(f"({x},)", str(x * 7919 + 13)) for x in (3, 5, 8, 11)]
+    with _box(path, timeout_s=10.0, memory_mb=512, workers=1) as box:
+        for thief in (RECORD_THIEF, SOURCE_THIEF):
+            table = box.run([MARKED_HONEST, MARKED_HONEST, thief, MARKED_HONEST, thief],
+                            tests, entry_point="f")  # fmt: skip
+            assert table.passed[[0, 1, 3]].all(), table.detail.tolist()
+            assert not table.passed[[2, 4]].any(), table.status.tolist()
+            assert set(table.status[[2, 4]].ravel().tolist()) == {Status.FAIL}, table.detail

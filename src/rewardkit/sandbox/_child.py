@@ -16,6 +16,7 @@ import gc
 import io
 import json
 import os
+import re
 import resource
 import signal
 import sys
@@ -24,6 +25,7 @@ from contextlib import suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time: the zygote stays small
 if TYPE_CHECKING:
+    import mmap
     from typing import Any
 
 try:
@@ -43,11 +45,14 @@ __all__ = [
     "child_env",
     "decode",
     "frame",
+    "is_cell_line",
     "is_cell_record",
     "is_ready_record",
     "is_row_record",
     "prepare_seccomp",
     "read_frame",
+    "read_raw",
+    "raw_frame",
     "rlimits",
     "run_program",
     "setup_child",
@@ -101,6 +106,18 @@ def _read_exact(fd: int, n: int) -> bytearray | None:
         got += k
     view.release()
     return buf
+
+
+def raw_frame(data: bytes) -> bytes:
+    """Bytes to a zygote that it must not decode (a program's source): length, then the bytes."""
+    return b"%015d\n" % len(data) + data
+
+
+def read_raw(fd: int) -> bytearray | None:
+    """The next ``raw_frame`` on ``fd``, in a bytearray that the reader zeroes once done with it
+    (never decoded by the zygote: a decoded copy would outlive the job in its heap)."""
+    head = _read_exact(fd, FRAME_HEAD)
+    return None if head is None else _read_exact(fd, int(head))
 
 
 def read_frame(fd: int) -> dict | None:
@@ -232,9 +249,13 @@ def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
         raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
 
 
-def run_program(src: str, idxs: list, entry: str, inputs: list, budget: float, fd: int) -> None:
+def run_program(
+    src: str | bytearray, idxs: list, entry: str, inputs: list, budget: float, fd: int
+) -> None:
     """Compile and import the program once, then run its tests in order, one record each.
     ``entry == SCRIPT``: the program is a script run once per test on its standard input."""
+    if not isinstance(src, str):  # the zygote's bytes (decoded here, in the child)
+        src = bytes(src).decode("utf-8", "surrogatepass")
     if entry == SCRIPT:
         return run_script(src, idxs, inputs, budget, fd)
     dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
@@ -460,6 +481,44 @@ def is_row_record(rec: object) -> bool:
         and type(rec[2]) is str
         and len(rec[2]) <= 200
     )
+
+
+_FLOAT = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)"
+_ESCAPED = rb'(?:[ !#-\[\]-~]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*'  # json.dumps, ASCII
+# A cell record exactly as the child's json.dumps writes it: the zygote checks it on the bytes
+# it read, never decoding it, so no copy of a program's answer outlives the record in the
+# zygote's heap (every later child inherits that heap: a thief scanning its own memory found
+# the answers of the programs before it).
+CELL_LINE = re.compile(
+    rb'\[(0|[1-9][0-9]{0,8}), "([VHEUTM])", ('
+    + _FLOAT
+    + rb"), ("
+    + _FLOAT
+    + rb'), "('
+    + _ESCAPED
+    + rb')"\]'
+)
+_HEX64 = re.compile(rb"[0-9a-f]{64}")
+VALUE_BYTES = 12 * TEXT_CAP  # a value's escaped payload (\\uXXXX pairs: 12 bytes a character)
+DETAIL_BYTES = 12 * 200
+
+
+def is_cell_line(
+    buf: bytearray | mmap.mmap, start: int, end: int, expect_idx: int, value_cap: int = VALUE_BYTES
+) -> tuple[str, float] | None:
+    """``buf[start:end]`` as a cell record for test ``expect_idx`` in the child's own spelling:
+    (kind, cpu seconds), or None.  Exact types and ranges as ``is_cell_record``; payload sizes
+    in escaped bytes (the sandbox process checks the characters again)."""
+    m = CELL_LINE.fullmatch(buf, start, end)
+    if m is None or int(m.group(1)) != expect_idx:
+        return None
+    cpu = float(m.group(4))
+    if not (_seconds(float(m.group(3))) and _seconds(cpu)):
+        return None
+    kind, (p0, p1) = m.group(2).decode(), m.span(5)
+    if kind == "H":
+        return (kind, cpu) if _HEX64.fullmatch(buf, p0, p1) else None
+    return (kind, cpu) if p1 - p0 <= (value_cap if kind == "V" else DETAIL_BYTES) else None
 
 
 def is_cell_record(rec: object, expect_idx: int) -> bool:

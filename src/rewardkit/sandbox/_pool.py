@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RewardkitError
-from ._child import frame, write_all
+from ._child import frame, raw_frame, write_all
 from ._confine import INSTALL_HINT, WRITE_CAP_MB, plan
 
 __all__ = ["LEVEL_ORDER", "LocalPool"]
@@ -431,8 +431,9 @@ class LocalPool:
                         if not w.jobs:
                             w.heard = time.monotonic()  # idle until now: the clock starts here
                         w.jobs.append(job)
-                        w.send({"op": "job", "row": job.row, "program": src[job.row],
-                                "idxs": job.idxs, "entry": entry})  # fmt: skip
+                        w.send({"op": "job", "row": job.row, "idxs": job.idxs, "entry": entry})
+                        # the source as raw bytes the zygote never decodes (``_child.read_raw``)
+                        w.outbuf += raw_frame(src[job.row].encode("utf-8", "surrogatepass"))
                     try:
                         w.pump()
                     except OSError:  # the worker died: handled as silence below

@@ -10,16 +10,19 @@ modules generated programs use, so every child inherits them for free.
 Protocol (one JSON document per line):
 - stdin, from the sandbox: ``{"op": "init", ...}`` once, then ``{"op": "tests", "inputs": [...],
   "nproc": n}`` (canonical argument tuples, ``null`` for invalid tests; the children's process
-  cap, refreshed per batch) and ``{"op": "job", "row": r,
-  "program": src, "idxs": [...], "entry": name}``.
+  cap, refreshed per batch) and ``{"op": "job", "row": r, "idxs": [...], "entry": name}``
+  followed by the program's source as a raw frame (its UTF-8 bytes, never decoded here).  Each
+  message is framed (``_child.frame``, ``raw_frame``) and read to its last byte, never ahead.
 - stdout, to the sandbox: ``["cells", row, [[idx, kind, duration_s, cpu_s, payload], ...]]``
   with the cells final since the last such line (the child's records, forwarded as they came
   once checked; a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
   peak_rss_kb]`` per job.
 - child → zygote pipe: ``["R", cpu_s]`` once the program's module ran, then ``[idx, kind, dur, cpu,
-  payload]`` per test in order, or ``["X", kind, payload]`` when the whole row fails (syntax
+  payload]`` per test in order, spelled exactly as ``json.dumps`` writes it (checked on the
+  bytes, ``_child.is_cell_line``), or ``["X", kind, payload]`` when the whole row fails (syntax
   error, exception at import).  Anything else is a protocol violation: the child is killed and
-  the cell becomes CRASH.
+  the cell becomes CRASH.  Neither a source nor a record is ever decoded into an object here:
+  they stay in buffers zeroed after use, since every later child inherits this heap.
 
 The child never receives expected values: it only computes and serialises actual outputs; the
 sandbox process compares them.  Kinds: V value (payload = canonical text), H value too large to
@@ -33,6 +36,7 @@ import ctypes
 import fcntl
 import gc
 import json
+import mmap
 import os
 import select
 import signal
@@ -40,16 +44,21 @@ import sys
 import time
 from contextlib import suppress
 
+TYPE_CHECKING = False  # typing is not imported at run time: the zygote stays small
+if TYPE_CHECKING:
+    from typing import Any
+
 try:
     from ._child import (
         PR_SET_PDEATHSIG,
         child_env,
         decode,
-        is_cell_record,
+        is_cell_line,
         is_ready_record,
         is_row_record,
         prepare_seccomp,
         read_frame,
+        read_raw,
         rlimits,
         run_program,
         setup_child,
@@ -67,11 +76,12 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
         PR_SET_PDEATHSIG,
         child_env,
         decode,
-        is_cell_record,
+        is_cell_line,
         is_ready_record,
         is_row_record,
         prepare_seccomp,
         read_frame,
+        read_raw,
         rlimits,
         run_program,
         setup_child,
@@ -143,6 +153,10 @@ def preload(names: tuple[str, ...]) -> None:
 
 
 LINE_CAP = 1 << 20  # a child record longer than this is a protocol violation
+# What the child wrote, and the cells to send, live in two buffers made once and zeroed after
+# use: no copy of a program's answer is left in the zygote's heap for a later child to find.
+READ_BYTES = 3 * LINE_CAP + (1 << 17)  # a partial line (≤ LINE_CAP) and one drain (≤ 2 MiB)
+CELL_BYTES = LINE_CAP + (1 << 16)
 POLL_S = 0.02  # how often a running child's pipe is read (its exit wakes the zygote at once)
 LATE_S = 0.1  # what a record may take beyond the budget to reach the zygote (see Zygote.late)
 PR_SET_CHILD_SUBREAPER = 36
@@ -162,7 +176,8 @@ class Zygote:
         self.inputs: list = []
         self.pid = os.getpid()
         self.out: list[bytes] = []
-        self.cells: list[bytes] = []  # cells of the current row not yet sent
+        self.rbuf, self.rlen = mmap.mmap(-1, READ_BYTES), 0  # the child's bytes, as read
+        self.cbuf, self.clen = mmap.mmap(-1, CELL_BYTES), 0  # cells of the row not yet sent
         self.row = -1
         try:
             self.libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
@@ -340,21 +355,38 @@ class Zygote:
 
     def cell(self, i: int, kind: str, dur: float, payload: str) -> None:
         """A cell the zygote decided itself (a whole-row failure, a timeout, a crash)."""
-        self.cells.append(json.dumps([i, kind, dur, 0.0, payload]).encode())
+        data = json.dumps([i, kind, dur, 0.0, payload]).encode()
+        self._put(data, 0, len(data))
+
+    def _put(self, src: bytes | mmap.mmap, start: int, end: int) -> None:
+        """Copy ``src[start:end]``, one cell record, into the cells to send."""
+        n = end - start
+        if self.clen + n + 2 > CELL_BYTES:
+            self._send_cells()
+        cb, k = self.cbuf, self.clen
+        if k:
+            cb[k : k + 2] = b", "
+            k += 2
+        cb[k : k + n] = memoryview(src)[start:end]
+        self.clen = k + n
+
+    def _send_cells(self) -> None:
+        """One ``["cells", row, [...]]`` line (the child's records forwarded byte for byte, each
+        checked by ``is_cell_line``), written from the buffer, which is then zeroed."""
+        if self.clen:
+            head = b'["cells", %d, [' % self.row
+            _writev_all(1, [head, memoryview(self.cbuf)[: self.clen], b"]]\n"])
+            self.cbuf[: self.clen] = bytes(self.clen)
+            self.clen = 0
 
     def flush(self) -> None:
-        """One ``["cells", row, [...]]`` line for the cells final since the last flush (the
-        child's own records among them forwarded byte for byte: each was decoded alone and
-        checked by ``is_cell_record``, so it is one JSON array of exact types), then the rest."""
-        if self.cells:
-            line = b'["cells", %d, [' % self.row + b", ".join(self.cells) + b"]]\n"
-            self.out.insert(0, line)
-            self.cells.clear()
+        """The cells final since the last flush, then the rest."""
+        self._send_cells()
         if self.out:
             write_all(1, b"".join(self.out))
             self.out.clear()
 
-    def job(self, row: int, src: str, idxs: list, entry: str) -> None:
+    def job(self, row: int, src: bytearray, idxs: list, entry: str) -> None:
         self.row = row
         pending, forks = list(idxs), 0
         timed_out: list[tuple[int, float]] = []
@@ -372,7 +404,13 @@ class Zygote:
         self.flush()
 
     def _fork(
-        self, row: int, src: str, pending: list, entry: str, timed_out: list, stop_on_timeout: bool
+        self,
+        row: int,
+        src: bytearray,
+        pending: list,
+        entry: str,
+        timed_out: list,
+        stop_on_timeout: bool,
     ) -> list:
         """Run ``pending`` in one child; return the tests still to run in a fresh child."""
         files = self.files
@@ -390,7 +428,8 @@ class Zygote:
         os.close(w)
         t_start = time.monotonic()
         deadline = t_start + self.budget + self.margin
-        buf, pos, ready, rest = b"", 0, False, []
+        pos, ready, rest = 0, False, []
+        rb = self.rbuf
         kill_reason, cpu_seen, window_cpu = "", 0.0, 0.0
         last = t_start  # when the previous record was read
         # A pidfd turns readable when the child exits, even if a grandchild still holds the pipe.
@@ -414,20 +453,21 @@ class Zygote:
                     break
             elif not select.select([r], [], [], deadline - now)[0]:
                 continue
-            data, eof = _drain(r)
+            got, eof = self._drain(r)
             if pfd < 0 and eof:
                 exited = True
-            if not data and eof and not exited:
+            if not got and eof and not exited:
                 break  # the child closed its pipe: it exited or is about to
-            if not data and not exited:
+            if not got and not exited:
                 continue
-            buf += data
-            *lines, buf = buf.split(b"\n")
-            if len(buf) > LINE_CAP:
-                kill_reason = "violation"
-            for line in lines:
-                rec = decode(line)
+            start = 0
+            while (nl := rb.find(b"\n", start, self.rlen)) >= 0:
+                line, start = (start, nl), nl + 1
                 now = time.monotonic()
+                cell = None
+                if ready and pos < len(pending):
+                    cell = is_cell_line(rb, line[0], line[1], pending[pos])
+                rec: Any = None if cell is not None else decode(rb[line[0] : line[1]])
                 if not ready and is_ready_record(rec) and now - last > self.late:
                     for i in pending[pos:]:  # its import outlived the budget
                         self.cell(i, "T", now - last, "")
@@ -442,13 +482,13 @@ class Zygote:
                         if rec[1] == "T":
                             timed_out.append((i, 0.0))
                     pos = len(pending)
-                elif ready and pos < len(pending) and is_cell_record(rec, pending[pos]):
-                    i, kind, _, cpu, _ = rec
+                elif cell is not None:
+                    i, (kind, cpu) = pending[pos], cell
                     if kind != "T" and now - last > self.late:  # an answer after the budget
                         kind = "T"
                         self.cell(i, kind, now - last, "")
                     else:
-                        self.cells.append(line)
+                        self._put(rb, line[0], line[1])
                     last = now
                     if kind == "T":
                         timed_out.append((i, cpu))
@@ -460,9 +500,13 @@ class Zygote:
                 else:
                     kill_reason = "violation"
                     break
+            self._consume(start)
+            if self.rlen > LINE_CAP:
+                kill_reason = "violation"
             if kill_reason or exited or pos >= len(pending):
                 break
             self.flush()
+        self._consume(self.rlen)  # what a killed child left unread
         os.close(r)
         if pfd >= 0:
             os.close(pfd)
@@ -486,6 +530,31 @@ class Zygote:
             rest = pending[pos + 1 :]
         self.flush()
         return rest
+
+    def _drain(self, fd: int) -> tuple[int, bool]:
+        """Read what the non-blocking ``fd`` holds now into the read buffer (at most one drain
+        of 2 MiB: a grandchild may keep writing); the bytes read and whether it reached EOF."""
+        view, got = memoryview(self.rbuf), 0
+        while got <= 2 * LINE_CAP and self.rlen < READ_BYTES:
+            try:
+                n = os.readv(fd, [view[self.rlen : min(READ_BYTES, self.rlen + (1 << 16))]])
+            except BlockingIOError:
+                break
+            if not n:
+                return got, True
+            self.rlen += n
+            got += n
+        return got, False
+
+    def _consume(self, n: int) -> None:
+        """Drop the first ``n`` bytes read (handled lines): the rest moves to the front, and
+        the bytes after it are zeroed."""
+        rest = self.rlen - n
+        if n:
+            if rest:
+                self.rbuf.move(0, n, rest)
+            self.rbuf[rest : self.rlen] = bytes(n)
+        self.rlen = rest
 
     def _reap(self, pid: int) -> int:
         """Kill the child's process group, reap it, then every orphan it left (we are their
@@ -669,20 +738,14 @@ def _pidfd(pid: int) -> int:
         return -1
 
 
-def _drain(fd: int) -> tuple[bytes, bool]:
-    """Everything readable now from a non-blocking fd, and whether it reached end of file."""
-    out, total, eof = [], 0, False
-    while total <= 2 * LINE_CAP:  # a grandchild may keep writing: stop somewhere
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            break
-        if not chunk:
-            eof = True
-            break
-        out.append(chunk)
-        total += len(chunk)
-    return b"".join(out), eof
+def _writev_all(fd: int, parts: list) -> None:
+    views = [memoryview(p) for p in parts]
+    while views:
+        n = os.writev(fd, views)
+        while views and n >= len(views[0]):
+            n -= len(views.pop(0))
+        if views and n:
+            views[0] = views[0][n:]
 
 
 def _cpu_time(pid: int) -> float:
@@ -733,7 +796,13 @@ def main() -> None:
                     z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])
                 z.cfg["_rlimits"] = rlimits(z.cfg)
             elif msg["op"] == "job":
-                z.job(msg["row"], msg["program"], msg["idxs"], msg["entry"])
+                src = read_raw(0)  # never decoded here: the child decodes its own (``read_raw``)
+                if src is None:
+                    break
+                try:
+                    z.job(msg["row"], src, msg["idxs"], msg["entry"])
+                finally:
+                    src[:] = bytes(len(src))
             elif msg["op"] == "quit":
                 break
     finally:
