@@ -139,3 +139,20 @@ def test_a_level_reward_warns_once_naming_the_first_item(recwarn):
     renamed = [w for w in recwarn if issubclass(w.category, RenamedFieldWarning)]
     assert len(renamed) == 1
     assert "field 'verdicts' is deprecated (first in item 't0')" in str(renamed[0].message)
+
+
+def test_an_audit_task_with_both_attributes_that_differ_is_refused():
+    # was: 'reviews' won silently, whatever 'verdicts' said
+    from rewardkit.audit.scoring import task_reviews
+
+    class Both:
+        reviews = ("final",)
+        verdicts = ("revoked",)
+
+    class Same:
+        reviews = ("final",)
+        verdicts = ("final",)
+
+    with pytest.raises(ConfigError, match=r"Both has both 'verdicts' .* and 'reviews'"):
+        task_reviews(Both())
+    assert list(task_reviews(Same())) == ["final"]

@@ -29,7 +29,14 @@ __all__ = ["ScoredTasks", "judge_levels", "score_tasks", "task_reviews", "taskse
 
 def task_reviews(task: Task) -> Sequence[str | None] | None:
     """``task.reviews`` (one review per decision; None = no review session). A task class
-    written for the old attribute name ``verdicts`` is read the same, with a warning."""
+    written for the old attribute name ``verdicts`` is read the same, with a warning; one with
+    both names that disagree is refused (as a file line with both is)."""
+    both = hasattr(task, "reviews") and hasattr(task, "verdicts")
+    if both and _listed(task.reviews) != _listed(task.verdicts):
+        raise ConfigError(
+            f"{type(task).__name__} has both 'verdicts' (the old name) and 'reviews', and they "
+            "differ; give only 'reviews'."
+        )
     if not hasattr(task, "reviews") and hasattr(task, "verdicts"):
         RenamedFieldWarning.warn(
             f"{type(task).__name__}: the task attribute 'verdicts' is deprecated; rename it to "
@@ -37,6 +44,10 @@ def task_reviews(task: Task) -> Sequence[str | None] | None:
         )
         return task.verdicts
     return task.reviews
+
+
+def _listed(value: Any) -> list[Any] | None:
+    return None if value is None else list(value)
 
 
 def judge_levels(judge: Judge, decisions: Sequence[Mapping[str, Any]]) -> tuple[int, ...]:
