@@ -110,6 +110,34 @@ def test_random_is_seeded_to_zero_before_every_test(sb):
     assert stdio.passed.all(), stdio.detail
 
 
+def test_programs_run_with_their_own_future_flags_not_the_sandbox_s(sb):
+    """The child's own module has ``from __future__ import annotations``; a program must not
+    inherit it: annotations are evaluated as under ``python program.py`` (a program annotated
+    with an undefined name fails at import there, so it does here), and a program's own future
+    import still works.  Oracle: ``exec`` of the same source here."""
+    progs = [
+        "def add(a: int, b: int) -> int:\n    return repr(add.__annotations__)\n",
+        "def add(a: Undefined, b):\n    return 0\n",
+        "from __future__ import annotations\n"
+        "def add(a: Undefined, b) -> int:\n    return repr(add.__annotations__)\n",
+    ]
+    here = []
+    for src in progs:
+        g: dict = {}
+        try:
+            exec(compile(src, "<program>", "exec", dont_inherit=True), g)
+            here.append(g["add"](1, 2))
+        except NameError:
+            here.append(None)
+    assert here[1] is None and "<class 'int'>" in here[0] and "'Undefined'" in here[2]
+    tests = [TestCase("(1, 2)", repr(here[0])), TestCase("(3, 4)", repr(here[0]))]
+    table = sb.run(progs, tests, entry_point="add")
+    assert table.status[0].tolist() == [Status.PASS] * 2
+    assert table.status[1].tolist() == [Status.ERROR] * 2 and table.detail[1, 0] == "NameError"
+    third = sb.run([progs[2]], [TestCase("(1, 2)", repr(here[2]))], entry_point="add")
+    assert third.passed.all()
+
+
 def test_graded_correctness(sb):
     table = sb.run([ADD_OK, ADD_WRONG, ADD_RAISES], TESTS[:3], entry_point="add")
     np.testing.assert_allclose(graded_correctness(table, [0, 1, 2]), [1.0, 1 / 3, 0.0])

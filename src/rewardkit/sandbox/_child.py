@@ -267,7 +267,9 @@ def run_program(
     signal.signal(signal.SIGALRM, _on_alarm)
     sys.setrecursionlimit(1000)
     try:
-        code = compile(src, "<program>", "exec")
+        code = compile(src, "<program>", "exec", dont_inherit=True)  # not this module's
+        # ``from __future__ import annotations``: a program's annotations are evaluated as
+        # under ``python program.py``
     except MemoryError:
         return send(["X", "M", ""])
     except Exception as e:  # SyntaxError, ValueError (null bytes), RecursionError (too deep)
@@ -339,7 +341,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
     signal.signal(signal.SIGALRM, _on_alarm)
     sys.setrecursionlimit(1000)
     try:
-        code = compile(src, "<program>", "exec")
+        code = compile(src, "<program>", "exec", dont_inherit=True)
     except MemoryError:
         return send(["X", "M", ""])
     except Exception as e:
