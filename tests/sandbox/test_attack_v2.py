@@ -529,3 +529,54 @@ def test_a_program_cannot_find_earlier_answers_or_sources_in_its_memory(path):
             assert table.passed[[0, 1, 3]].all(), table.detail.tolist()
             assert not table.passed[[2, 4]].any(), table.status.tolist()
             assert set(table.status[[2, 4]].ravel().tolist()) == {Status.FAIL}, table.detail
+
+
+# ------------------------------------------------- (c) memory a later program would map again
+_PAGES = r"""
+import ctypes, gc, os
+NEEDLE = bytes(range(200, 216))
+
+def _pages():
+    seen = set()
+    for b in sorted({id(o) >> 20 << 20 for o in gc.get_objects()}):
+        for a in range(max(b - (16 << 20), 1 << 16), b + (16 << 20), 4096):
+            if a not in seen:
+                seen.add(a)
+                yield a
+
+def _readable(a, r, w):
+    try:
+        os.write(w, (ctypes.c_char * 4096).from_address(a))
+    except OSError:
+        return False
+    os.read(r, 8192)
+    return True
+"""
+PLANTER = _PAGES + (
+    "def f(x):\n    r, w = os.pipe()\n    n = 0\n    for a in _pages():\n"
+    "        if not _readable(a, r, w) or ctypes.string_at(a, 4096) != bytes(4096):\n"
+    "            continue\n        os.write(w, NEEDLE)\n        try:\n"
+    "            os.readv(r, [(ctypes.c_char * 16).from_address(a + 2048)])\n"
+    "            n += 1\n        except OSError:\n            os.read(r, 64)\n    return n > 0\n"
+)
+RECEIVER = _PAGES + (
+    "def f(x):\n    r, w = os.pipe()\n    own = id(NEEDLE) >> 12 << 12\n    hits = 0\n"
+    "    for a in _pages():\n"
+    "        if a not in (own, own + 4096) and _readable(a, r, w):\n"
+    "            hits += NEEDLE in ctypes.string_at(a, 4096)\n    return hits\n"
+)
+
+
+@pytest.mark.parametrize("path", ["strict_default", "strict_landlock"])
+def test_a_program_cannot_leave_data_in_memory_the_next_program_maps(path):
+    """A program writes a marker into every zero page it can write near its heap; the next
+    program on the same worker looks for it.  The zygote's record buffers were first made with
+    ``mmap(-1, n)``, which is MAP_SHARED: one memory for the zygote and every child, and the
+    next program found the marker on ~1,070 more pages than it finds alone (a channel between
+    programs, goal (c)).  Private mappings: each child has its own copy."""
+    with _box(path, timeout_s=20.0, memory_mb=1024, workers=1) as box:
+        # The receiver alone first (what it finds of its own needle), then after the planter.
+        table = box.run([RECEIVER, PLANTER, RECEIVER], [TestCase("(1,)", "0")],
+                        entry_point="f")  # fmt: skip
+    assert table.status[1, 0] == Status.FAIL, table.detail[1, 0]  # it planted (True, not 0)
+    assert table.output_hash[0, 0] == table.output_hash[2, 0], "the marker reached the next"

@@ -176,8 +176,10 @@ class Zygote:
         self.inputs: list = []
         self.pid = os.getpid()
         self.out: list[bytes] = []
-        self.rbuf, self.rlen = mmap.mmap(-1, READ_BYTES), 0  # the child's bytes, as read
-        self.cbuf, self.clen = mmap.mmap(-1, CELL_BYTES), 0  # cells of the row not yet sent
+        # Private, never shared: a shared mapping would be one memory for the zygote and every
+        # child, and a program could leave data there for the next.
+        self.rbuf, self.rlen = _private(READ_BYTES), 0  # the child's bytes, as read
+        self.cbuf, self.clen = _private(CELL_BYTES), 0  # cells of the row not yet sent
         self.row = -1
         try:
             self.libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
@@ -736,6 +738,12 @@ def _pidfd(pid: int) -> int:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return -1
+
+
+def _private(size: int) -> mmap.mmap:
+    """Anonymous memory of this process alone (``mmap(-1, n)`` is MAP_SHARED: forked children
+    would write into it)."""
+    return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
 
 
 def _writev_all(fd: int, parts: list) -> None:
