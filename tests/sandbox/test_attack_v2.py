@@ -580,3 +580,20 @@ def test_a_program_cannot_leave_data_in_memory_the_next_program_maps(path):
                         entry_point="f")  # fmt: skip
     assert table.status[1, 0] == Status.FAIL, table.detail[1, 0]  # it planted (True, not 0)
     assert table.output_hash[0, 0] == table.output_hash[2, 0], "the marker reached the next"
+
+
+def test_a_user_namespace_whose_mapping_is_refused_is_not_entered():
+    """Where ``unshare`` succeeds but the mapping is refused (AppArmor's restriction of
+    unprivileged user namespaces, the very reason bubblewrap fails there), the worker must not
+    enter a namespace it cannot set up (it could then create no file): it runs without one.
+    Played here by an ``unshare`` that answers 0 without making a namespace, so the mapping
+    writes meet the host's namespace and are refused; tried in a forked child only."""
+    from rewardkit.sandbox import _userns
+
+    class Pretends:
+        def unshare(self, flags: int) -> int:
+            return 0
+
+    before = os.readlink("/proc/self/ns/user")
+    assert _userns.own_user_namespace(Pretends()) is False  # type: ignore[arg-type]
+    assert os.readlink("/proc/self/ns/user") == before

@@ -35,7 +35,23 @@ def _write(path: str, text: str) -> None:
 
 def own_user_namespace(libc: ctypes.CDLL) -> bool:
     """Enter a new user namespace (uid and gid mapped to themselves, no capabilities).  False
-    when the kernel refuses one; an error once entered but not set up (never half-done)."""
+    when the kernel or a security module refuses one, or its mappings (AppArmor's restriction
+    of unprivileged user namespaces lets ``unshare`` succeed and then denies the mapping):
+    tried first in a forked child, since a namespace entered cannot be left."""
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            ok = _enter(libc)
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        return False
+    return _enter(libc)
+
+
+def _enter(libc: ctypes.CDLL) -> bool:
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER) != 0:
         return False
