@@ -433,7 +433,11 @@ class Zygote:
         pos, ready, rest = 0, False, []
         rb = self.rbuf
         kill_reason, cpu_seen, window_cpu = "", 0.0, 0.0
-        last = t_start  # when the previous record was read
+        # Lateness is judged on what the zygote saw, never on its own delays: ``last`` is when
+        # the previous record was read (the next test began before), ``quiet`` the latest read
+        # since then that found the pipe empty (the record was not written yet).  A zygote slow
+        # to wake makes no record late.
+        last = quiet = t_start
         # A pidfd turns readable when the child exits, even if a grandchild still holds the pipe.
         # With one, the zygote sleeps on the exit and looks at the pipe every POLL_S: a fast
         # program's 33 records cost one wake-up, not 33 (each a context switch on a busy box).
@@ -455,7 +459,10 @@ class Zygote:
                     break
             elif not select.select([r], [], [], deadline - now)[0]:
                 continue
+            before = time.monotonic()
             got, eof = self._drain(r)
+            if not got:
+                quiet = before
             if pfd < 0 and eof:
                 exited = True
             if not got and eof and not exited:
@@ -470,14 +477,15 @@ class Zygote:
                 if ready and pos < len(pending):
                     cell = is_cell_line(rb, line[0], line[1], pending[pos])
                 rec: Any = None if cell is not None else decode(rb[line[0] : line[1]])
-                if not ready and is_ready_record(rec) and now - last > self.late:
+                if not ready and is_ready_record(rec) and quiet - last > self.late:
                     for i in pending[pos:]:  # its import outlived the budget
-                        self.cell(i, "T", now - last, "")
+                        self.cell(i, "T", quiet - last, "")
                         timed_out.append((i, 0.0))
                     pos = len(pending)
                 elif not ready and is_ready_record(rec):
                     ready, deadline = True, now + self.budget + self.margin
                     cpu_seen, last = rec[1], now
+                    quiet = now
                 elif not ready and is_row_record(rec):
                     for i in pending[pos:]:
                         self.cell(i, rec[1], 0.0, rec[2])
@@ -486,12 +494,12 @@ class Zygote:
                     pos = len(pending)
                 elif cell is not None:
                     i, (kind, cpu) = pending[pos], cell
-                    if kind != "T" and now - last > self.late:  # an answer after the budget
+                    if kind != "T" and quiet - last > self.late:  # an answer after the budget
                         kind = "T"
-                        self.cell(i, kind, now - last, "")
+                        self.cell(i, kind, quiet - last, "")
                     else:
                         self._put(rb, line[0], line[1])
-                    last = now
+                    last = quiet = now
                     if kind == "T":
                         timed_out.append((i, cpu))
                     cpu_seen += cpu
