@@ -362,6 +362,15 @@ OUTLIVERS = {
         "def f(x):\n    signal.setitimer(signal.ITIMER_REAL, 0)\n    time.sleep(1 + %s)\n"
         "    return x\n"
     ),
+    "its record dribbled out a byte at a time": (
+        "import os\n"
+        "def f(x):\n    rec = '[0, \"V\", 0.' + '1' * 300 + ', 0.0, \"' + str(x) + '\"]'\n"
+        "    t = time.monotonic() + 1 + %s\n    k = 0\n"
+        "    while time.monotonic() < t:\n        if k < len(rec) - 1:\n"
+        "            os.write(3, rec[k].encode())\n            k += 1\n"
+        "        try:\n            time.sleep(0.005)\n        except BaseException:\n"
+        "            pass\n    os.write(3, (rec[k:] + '\\n').encode())\n    os._exit(0)\n"
+    ),
     "precomputing at import": (
         "t = time.monotonic() + 1 + %s\nwhile time.monotonic() < t:\n    try:\n"
         "        time.sleep(0.005)\n    except BaseException:\n        pass\n"
@@ -375,7 +384,8 @@ def test_an_answer_after_the_budget_is_a_timeout():
     """The budget is enforced in the child by an alarm that raises; a program that catches it
     (a bare ``except``, ``suppress(BaseException)``), ignores or replaces SIGALRM, or cancels
     the timer ran on until the zygote's watchdog (budget + 0.25 + 25 %) and answered: PASS
-    where an honest program as slow is TIMEOUT.  Also for its import.  The zygote now times
+    where an honest program as slow is TIMEOUT.  Also for its import, and for a record written
+    a byte at a time so that the zygote never found the pipe empty.  The zygote now times
     each record itself: an answer read after the budget (and a small allowance for reading it)
     is a TIMEOUT.  Honest programs well within the budget still PASS."""
     head = "import time, signal, contextlib\n"

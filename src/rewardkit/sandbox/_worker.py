@@ -435,7 +435,7 @@ class Zygote:
         kill_reason, cpu_seen, window_cpu = "", 0.0, 0.0
         # Lateness is judged on what the zygote saw, never on its own delays: ``last`` is when
         # the previous record was read (the next test began before), ``quiet`` the latest read
-        # since then that found the pipe empty (the record was not written yet).  A zygote slow
+        # since then that found no whole line (the record was not written yet).  A zygote slow
         # to wake makes no record late.
         last = quiet = t_start
         # A pidfd turns readable when the child exits, even if a grandchild still holds the pipe.
@@ -461,13 +461,12 @@ class Zygote:
                 continue
             before = time.monotonic()
             got, eof = self._drain(r)
-            if not got:
-                quiet = before
             if pfd < 0 and eof:
                 exited = True
             if not got and eof and not exited:
                 break  # the child closed its pipe: it exited or is about to
             if not got and not exited:
+                quiet = before
                 continue
             start = 0
             while (nl := rb.find(b"\n", start, self.rlen)) >= 0:
@@ -510,6 +509,8 @@ class Zygote:
                 else:
                     kill_reason = "violation"
                     break
+            if not start:  # no whole line yet: the next record was not written at ``before``
+                quiet = before  # (bytes of a line dribbled out do not make it written)
             self._consume(start)
             if self.rlen > LINE_CAP:
                 kill_reason = "violation"
