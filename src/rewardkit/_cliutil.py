@@ -13,6 +13,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "refuse_repeated",
     "refuse_unused",
     "check_out",
+    "check_out_file",
     "common_options",
     "resolve_settings",
     "write_artefacts",
@@ -49,7 +51,7 @@ def refuse_repeated(cmd: click.Command, ctx: click.Context, args: list[str]) -> 
     Options declared ``multiple`` (``--seeds``, ``--load``, ``--env``) may repeat."""
     parser = cmd.make_parser(ctx)
     try:
-        _, _, order = parser.parse_args(args=list(args))
+        values, _, order = parser.parse_args(args=list(args))
     except click.UsageError:
         return  # the command's own parse reports it
     seen: set[str | None] = set()
@@ -58,11 +60,34 @@ def refuse_repeated(cmd: click.Command, ctx: click.Context, args: list[str]) -> 
             continue
         if p.name in seen:
             names = "/".join(o for o in [*p.opts, *p.secondary_opts])
+            takes = "a flag" if p.is_flag else "it takes one value"
             raise click.UsageError(
-                f"Option '{names}' was given more than once (it takes one value: give it once).",
-                ctx,
+                f"Option '{names}' was given more than once ({takes}: give it once).", ctx
             )
         seen.add(p.name)
+    refuse_empty_paths(cmd, ctx, values)
+
+
+def refuse_empty_paths(cmd: click.Command, ctx: click.Context, values: dict[str, Any]) -> None:
+    """Refuse a path given as the empty string (``--out ""``, an unset shell variable): click
+    reads it as ".", so a command would write into, or read, the working directory. A NUL
+    byte (possible only through ``main(argv)``) is refused too: no file can be named so."""
+    for p in cmd.params:
+        if not isinstance(p.type, click.Path) or p.name not in values:
+            continue
+        given = values[p.name]
+        for v in given if isinstance(given, (list, tuple)) else [given]:
+            what = p.opts[0] if isinstance(p, click.Option) else p.human_readable_name
+            if v == "":
+                raise click.UsageError(
+                    f"Invalid value for '{what}': an empty path (give a file or folder name; "
+                    "'.' for the working directory).",
+                    ctx,
+                )
+            if isinstance(v, str) and "\0" in v:  # only from a caller of main(), not a shell
+                raise click.UsageError(
+                    f"Invalid value for '{what}': a path with a NUL byte ({v!r}).", ctx
+                )
 
 
 def refuse_unused(ctx: click.Context, names: tuple[str, ...], applies_to: str) -> None:
@@ -150,39 +175,103 @@ def resolve_settings(
 ) -> tuple[bool, Path]:
     """The command's --json / --out, falling back to the ones given before the subcommand."""
     root = ctx.find_root().params
+    for name, here in (("--out", out), ("--json", as_json)):
+        if here is not None and root.get(name.strip("-").replace("json", "as_json")) is not None:
+            raise click.UsageError(
+                f"Option '{name}' was given both before and after the subcommand (give it once).",
+                ctx,
+            )
     j = as_json if as_json is not None else bool(root.get("as_json"))
     o = out if out is not None else (root.get("out") or Path("out"))
     check_out(o)
     return j, o
 
 
-def check_out(out: Path) -> None:
+_ARTEFACT_NAME_ROOM = 80  # bytes kept for an artefact's name (and its temporary file's)
+
+
+def check_out(out: Path, option: str = "--out") -> None:
     """Refuse an --out folder that cannot be created or written, before any work is done.
 
     Accepted: an existing writable directory, or a path whose nearest existing ancestor is a
     writable directory (the folders are made when the artefacts are written)."""
     accepted = "(a directory that exists or can be created, and is writable)"
+    if "\0" in str(out):
+        raise ConfigError(f"{option} {out!r}: a path with a NUL byte {accepted}")
+    try:
+        _check_out(out, accepted, option)
+    except OSError as exc:  # a name too long (ENAMETOOLONG), a loop of links, ...
+        raise ConfigError(f"{option} {out}: {exc.strerror or exc} {accepted}") from None
+
+
+def _check_out(out: Path, accepted: str, option: str) -> None:
     if out.is_symlink() and not out.exists():
-        raise ConfigError(f"--out {out}: a symbolic link to nothing {accepted}")
+        raise ConfigError(f"{option} {out}: a symbolic link to nothing {accepted}")
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file, not a directory {accepted}")
+        raise ConfigError(f"{option} {out}: is a file, not a directory {accepted}")
     probe = out
     while not probe.exists():
         if probe.is_symlink():
-            raise ConfigError(f"--out {out}: {probe} is a symbolic link to nothing {accepted}")
+            raise ConfigError(f"{option} {out}: {probe} is a symbolic link to nothing {accepted}")
         if probe.parent == probe:
             break
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
-        raise ConfigError(f"--out {out}: {probe} is a file, not a directory {accepted}")
+        raise ConfigError(f"{option} {out}: {probe} is a file, not a directory {accepted}")
+    # The artefacts' paths must fit the file system's limits too (checked before any work):
+    # each folder name, and the whole path with room for an artefact's name.
+    name_max = os.pathconf(probe, "PC_NAME_MAX")
+    path_max = os.pathconf(probe, "PC_PATH_MAX")
+    for part in out.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise ConfigError(
+                f"{option} {out}: a folder name longer than {name_max} bytes {accepted}"
+            )
+    if len(os.fsencode(str(out))) > path_max - 2 * _ARTEFACT_NAME_ROOM:
+        raise ConfigError(
+            f"{option} {out}: a path longer than {path_max - 2 * _ARTEFACT_NAME_ROOM} bytes "
+            f"{accepted}"
+        )
     try:  # os.access says yes to root even where nothing can be written (/proc, read-only)
         fd, tmp = tempfile.mkstemp(prefix=".rewardkit-probe-", dir=probe)
     except OSError as exc:
         raise ConfigError(
-            f"--out {out}: {probe} is not writable: {exc.strerror} {accepted}"
+            f"{option} {out}: {probe} is not writable: {exc.strerror} {accepted}"
         ) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def check_out_file(path: Path, option: str, out: Path, artefacts: Iterable[str]) -> None:
+    """Refuse an output file option (``--receipt FILE``) that cannot be written, or that the
+    command's --out folder would overwrite or be blocked by, before any work is done."""
+    if "\0" in str(path):
+        raise ConfigError(f"{option} {path!r}: a path with a NUL byte (a file name)")
+    target, folder = os.path.abspath(path), os.path.abspath(out)
+    if target == folder or folder.startswith(target.rstrip(os.sep) + os.sep):
+        raise ConfigError(
+            f"{option} {path}: is the --out folder {out} or a folder above it (a file outside "
+            "--out, or in it under a name that is not an artefact's)"
+        )
+    for name in (*artefacts, "manifest.json"):
+        if target == os.path.abspath(out / name):
+            raise ConfigError(
+                f"{option} {path}: the artefact {name} in --out {out} would overwrite it (a file "
+                "outside --out, or in it under a name that is not an artefact's)"
+            )
+    check_out(path.parent, option)
+    # written through a temporary file named ".<name>.<8 characters>.tmp" beside it
+    if len(os.fsencode(path.name)) + 16 > _name_max():
+        raise ConfigError(
+            f"{option} {path}: a file name longer than {_name_max() - 16} bytes (a shorter name)"
+        )
+
+
+def _name_max() -> int:
+    try:
+        return int(os.pathconf(".", "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return 255
 
 
 def write_artefacts(

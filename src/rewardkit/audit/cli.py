@@ -265,7 +265,7 @@ def calibrate_cmd(
     """Calibrate a reward against gold labels: ρ and τ_b with intervals, good vs bad, seed
     stability, groups, strata, and ECE / reliability for probability-valued rewards."""
     as_json, out = resolve_settings(ctx, as_json, out)
-    if rewards_path or gold_path or reward_spec:
+    if any(x is not None for x in (rewards_path, gold_path, reward_spec)):
         if preset or config_path:
             raise click.UsageError(
                 "--preset/--config and --rewards/--gold/--reward exclude each other"

@@ -15,7 +15,14 @@ from typing import Any
 
 import click
 
-from .._cliutil import SEED, HelpGroup, common_options, resolve_settings, write_artefacts
+from .._cliutil import (
+    SEED,
+    HelpGroup,
+    check_out_file,
+    common_options,
+    resolve_settings,
+    write_artefacts,
+)
 from .._json import canonical_json, write_atomic
 from .proof import receipt
 
@@ -75,6 +82,9 @@ def diagnostic(
 ) -> None:
     """Check the proper-reward math per seed and bind the result in a receipt."""
     as_json, out = resolve_settings(ctx, as_json, out)
+    if receipt_path is not None:
+        # its own artefact autorater-receipt.json holds the same bytes; the manifest does not
+        check_out_file(receipt_path, "--receipt", out, ())
     rec = receipt(seeds=seeds or (42, 43, 44), device=device)
     text = canonical_json(rec, indent=1) + "\n"
     if receipt_path is not None:

@@ -46,7 +46,13 @@ import numpy as np
 from .._json import JsonMixin, canonical_json, write_atomic
 from .._progress import track
 from .._rng import as_generator
-from .._validation import Interval, check_positive_int, check_real, validate_params
+from .._validation import (
+    Interval,
+    check_memory,
+    check_positive_int,
+    check_real,
+    validate_params,
+)
 from ..errors import ConfigError
 from ._summary import summarise
 from .bank import BANK_VERSION, TaskBank, initial_policy, load_bank
@@ -395,6 +401,16 @@ def simulate(
     gen = as_generator(rng, func)
     seed = int(gen.integers(0, 2**31 - 1))
     bank = bank or load_bank()
+    # every (arm, seed, task) is a row and each step keeps two floats per row: steps and seeds
+    # each in range can still ask for more than the machine has (10**5 × 1000 seeds: 127 GiB)
+    rows = len(arms) * n_seeds * len(bank.tasks)
+    check_memory(
+        steps,
+        "steps",
+        func,
+        nbytes=16 * steps * rows,
+        formula=f"steps × {rows} rows (arms × seeds × tasks) × 16 bytes",
+    )
     pool = build_probe_pool(bank, rng=seed, size=cfg.p0_size)
     with owned_executor(executor) as ex:
         world = _build_world(bank, pool, ex)

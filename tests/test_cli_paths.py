@@ -1,0 +1,210 @@
+"""The input contract for paths and for options given at two levels, over every subcommand.
+
+A path the file system cannot hold (a name or a whole path too long, a NUL byte), an empty path
+(an unset shell variable: click reads it as "."), an output file the --out folder would
+overwrite or be blocked by, an option given before and after the subcommand, and an option
+that combines with another into more memory than the machine has: each exits 2 with one line
+naming the option, before any work and with nothing written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from rewardkit.cli import cli, main
+
+TRAJECTORY = (
+    '{"trajectory_id": "t", "decisions": [{"decision_id": "a", "action": "de_test", '
+    '"params": {}, "context": {"paradigm": "deg", "n_replicates_per_group": 3}}]}\n'
+)
+
+
+def _commands() -> Iterator[tuple[str, click.Command]]:
+    def walk(cmd: click.Command, path: list[str]) -> Iterator[tuple[str, click.Command]]:
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(click.Context(cmd)):
+                sub = cmd.get_command(click.Context(cmd), name)
+                assert sub is not None
+                yield from walk(sub, [*path, name])
+        else:
+            yield " ".join(path), cmd
+
+    yield from walk(cli, [])
+
+
+COMMANDS = dict(_commands())
+OUT_COMMANDS = sorted(
+    name
+    for name, cmd in COMMANDS.items()
+    if any(isinstance(p, click.Option) and p.opts[0] == "--out" for p in cmd.params)
+)
+PATH_PARAMS = sorted(
+    (name, p.opts[0] if isinstance(p, click.Option) else p.human_readable_name)
+    for name, cmd in COMMANDS.items()
+    for p in cmd.params
+    if isinstance(p.type, click.Path)
+)
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory of its own: a command that wrongly writes into "." writes here,
+    where the test sees it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "trajectories.jsonl").write_text(TRAJECTORY)
+    return tmp_path
+
+
+def _needs(command: str) -> list[str]:
+    return ["trajectories.jsonl"] if command == "bioaudit audit" else []
+
+
+def _refused(argv: list[str], here: Path, capsys: pytest.CaptureFixture[str], *, names: str) -> str:
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2, (argv[:4], code, err[-500:])
+    assert len(lines) == 1 and lines[0].startswith("rewardkit: error: "), err[-500:]
+    assert names in lines[0], lines[0]
+    left = sorted(p.name for p in here.iterdir())
+    assert left == ["trajectories.jsonl"], left  # nothing written, not even a folder
+    return lines[0]
+
+
+def test_the_walk_finds_every_path_option() -> None:
+    assert len(OUT_COMMANDS) >= 15 and ("autorater diagnostic", "--receipt") in PATH_PARAMS
+    assert ("bioaudit audit", "FILE") in PATH_PARAMS and len(PATH_PARAMS) >= 28
+
+
+@pytest.mark.parametrize(("command", "option"), PATH_PARAMS)
+def test_an_empty_path_exits_2_naming_the_option(
+    command: str, option: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--out ""` wrote every artefact into the working directory (exit 0); an empty input
+    path was read as the directory "." ("'.: is a directory'")."""
+    if option == "FILE":
+        argv = [*command.split(), ""]
+    else:
+        argv = [*command.split(), *_needs(command), option, ""]
+    line = _refused(argv, here, capsys, names=f"'{option}'")
+    assert "an empty path" in line
+
+
+def _unholdable(tmp: Path) -> dict[str, str]:
+    return {
+        "a name too long": str(tmp / ("n" * 300)),
+        "a name too long under a missing folder": str(tmp / "missing" / ("n" * 300)),
+        "a path too long": str(tmp / ("abcdefghi/" * 420)),
+        "a NUL byte": str(tmp / "a\0b"),
+    }
+
+
+@pytest.mark.parametrize("command", OUT_COMMANDS)
+def test_an_out_the_file_system_cannot_hold_exits_2_before_any_work(
+    command: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ENAMETOOLONG escaped as exit 3 (an internal error); a NUL byte too."""
+    for klass, out in _unholdable(here).items():
+        line = _refused(
+            [*command.split(), *_needs(command), "--out", out], here, capsys, names="--out"
+        )
+        assert out[:30] in line, (klass, line)
+
+
+def _receipt_classes(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    (tmp / "a-file").write_text("x")  # removed again below: the check wants an empty folder
+    return {
+        "under a regular file": (["--receipt", str(tmp / "a-file" / "r.json")], "is a file"),
+        "unwritable": (["--receipt", "/proc/rewardkit-receipt.json"], "not writable"),
+        **{klass: (["--receipt", path], "--receipt") for klass, path in _unholdable(tmp).items()},
+        "the --out folder": (["--receipt", "out", "--out", "out"], "is the --out folder"),
+        "above the --out folder": (["--receipt", "o", "--out", "o/deeper"], "above it"),
+        "the manifest in --out": (
+            ["--receipt", "out/manifest.json", "--out", "out"],
+            "manifest.json",
+        ),
+    }
+
+
+def test_a_receipt_path_that_cannot_be_written_exits_2_before_any_work(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--receipt was written unchecked: under a file, in /proc or with a long name it exited 3
+    after the work; `--receipt out` wrote a file named out and then failed to make the --out
+    folder (exit 3, the receipt left behind); `--receipt out/manifest.json` was overwritten
+    by the manifest (exit 0, the receipt silently lost)."""
+    for klass, (args, says) in _receipt_classes(here).items():
+        (here / "a-file").unlink(missing_ok=True)
+        if klass == "under a regular file":
+            (here / "a-file").write_text("x")
+        argv = ["autorater", "diagnostic", "--seeds", "1", *args]
+        capsys.readouterr()
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2, (klass, code, err[-400:])
+        line = err.strip()
+        assert line.startswith("rewardkit: error: ") and "\n" not in line, (klass, err)
+        assert says in line and "--receipt" in line, (klass, line)
+        left = sorted(p.name for p in here.iterdir() if p.name != "a-file")
+        assert left == ["trajectories.jsonl"], (klass, left)
+
+
+def test_a_receipt_beside_or_inside_out_is_still_written(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for receipt in ("r.json", "out/r.json", "out/autorater-receipt.json"):
+        code = main(["autorater", "diagnostic", "--seeds", "1", "--receipt", receipt])
+        assert code == 0 and (here / receipt).is_file(), (receipt, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("command", OUT_COMMANDS)
+def test_out_or_json_before_and_after_the_subcommand_exits_2(
+    command: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rewardkit --out a demo --out b` silently wrote to b: one of the two was ignored."""
+    needs = _needs(command)
+    _refused(["--out", "a", *command.split(), *needs, "--out", "b"], here, capsys, names="'--out'")
+    line = _refused(
+        ["--json", *command.split(), *needs, "--json", "--out", "b"],
+        here,
+        capsys,
+        names="'--json'",
+    )
+    assert "before and after the subcommand" in line
+
+
+def test_a_flag_given_twice_is_called_a_flag(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(["selfplay", "p1", "--json", "--json"], here, capsys, names="'--json'")
+    assert "(a flag: give it once)" in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        # --reward '' was falsy: the preset ran and the option was ignored (exit 0, artefacts)
+        (["calibrate", "--preset", "bioaudit", "--reward", ""], "exclude each other"),
+        # each in range, together 253 GiB: exit 3 MemoryError before the fix
+        (["selfplay", "simulate", "--steps", "100000", "--seeds", "1000"], "'steps'"),
+    ],
+    ids=["calibrate-preset-reward-empty", "simulate-steps-x-seeds"],
+)
+def test_options_each_accepted_but_wrong_together_exit_2(
+    argv: list[str], names: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refused(argv, here, capsys, names=names)
+
+
+def test_a_nul_byte_in_any_path_exits_2(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only a caller of main() can pass one (click's own check raised ValueError: exit 3)."""
+    for command, option in PATH_PARAMS:
+        args = ["a\0b"] if option == "FILE" else [*_needs(command), option, "a\0b"]
+        _refused([*command.split(), *args], here, capsys, names=f"'{option}'")
+    assert os.path.exists(here / "trajectories.jsonl")
