@@ -118,3 +118,52 @@ def test_a_hostile_value_is_a_config_error_naming_the_parameter(name, param, lab
         value = HOSTILE[label]
         allowed = any(_satisfies(value, c) for c in cons[param])
         assert allowed, f"{type(exc).__name__} from the check itself: {exc}"
+
+
+EACH_PARAMS = [
+    (name, param)
+    for name, (_, cons) in sorted(VALIDATED.items())
+    for param, allowed in cons.items()
+    if any(type(c).__name__ == "Each" for c in allowed)
+]
+
+
+@pytest.mark.parametrize(("name", "param"), EACH_PARAMS)
+@pytest.mark.parametrize("kind", ["endless iterator", "mapping"])
+def test_a_sequence_parameter_refuses_an_endless_iterator_and_a_mapping(name, param, kind):
+    # was: an endless iterator was read into a tuple forever; a dict was read as its keys
+    import itertools
+    import resource
+    import signal
+
+    fn, cons = VALIDATED[name]
+    value = itertools.count() if kind == "endless iterator" else {0: "a", 1: "b"}
+    kwargs = {
+        p.name: (_example(cons[p.name]) if p.name in cons else None)
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != param
+        and p.default is p.empty
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
+
+    def hung(signum, frame):
+        raise TimeoutError("read the iterator for 20 s")
+
+    # without the bound, tuple(count()) fills memory in seconds (no signal interrupts it):
+    # cap this process's address space at its size now + 2 GiB, so it fails with MemoryError
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/status") as fh:
+        vm = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
+    cap = vm + (2 << 30)
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    resource.setrlimit(
+        resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard)
+    )
+    try:
+        with pytest.raises(ConfigError, match=f"'{param}' parameter"):
+            fn(**kwargs, **{param: value})
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import math
 import numbers
 import operator
 import os
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -40,6 +41,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_RESAMPLES = 10**8
 # Seeds: numpy's legacy seeding and torch's generators take seeds below 2**32 (the CLI's bound).
 MAX_SEED = 2**32 - 1
+# An iterator given for a sequence parameter is read into a tuple: at most this many values.
+MAX_ITERATED = 1_000_000
 
 
 def _digits(value: int) -> str:
@@ -323,8 +326,8 @@ def _satisfies(value: Any, constraint: Any) -> bool:
         if constraint == "str":
             return isinstance(value, str)
         raise TypeError(f"unknown constraint {constraint!r}")
-    if isinstance(constraint, Each):
-        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(constraint, Each):  # a mapping is not a sequence (it would give its keys)
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
             return False
         items = list(value)
         return len(items) >= constraint.min_len and all(
@@ -396,7 +399,13 @@ def validate_params(constraints: dict[str, list[Any]]) -> Callable[[F], F]:
                     and not isinstance(value, (str, bytes, Collection))
                     and not hasattr(value, "__array__")
                 ):
-                    bound.arguments[name] = tuple(value)
+                    items = tuple(itertools.islice(value, MAX_ITERATED + 1))
+                    if len(items) > MAX_ITERATED:  # an endless iterator would never end
+                        raise ConfigError(
+                            f"The '{name}' parameter of {owner} must be a sequence of at most "
+                            f"{MAX_ITERATED:,} values. Got an iterator of more."
+                        )
+                    bound.arguments[name] = items
             for name, allowed in constraints.items():
                 value = bound.arguments[name]
                 match = next((c for c in allowed if _satisfies(value, c)), _NO_MATCH)

@@ -31,8 +31,11 @@ def task_reviews(task: Task) -> Sequence[str | None] | None:
     """``task.reviews`` (one review per decision; None = no review session). A task class
     written for the old attribute name ``verdicts`` is read the same, with a warning; one with
     both names that disagree is refused (as a file line with both is)."""
-    both = hasattr(task, "reviews") and hasattr(task, "verdicts")
-    if both and _listed(task.reviews) != _listed(task.verdicts):
+    if (
+        hasattr(task, "reviews")
+        and hasattr(task, "verdicts")
+        and _listed(task.reviews) != _listed(task.verdicts)
+    ):
         raise ConfigError(
             f"{type(task).__name__} has both 'verdicts' (the old name) and 'reviews', and they "
             "differ; give only 'reviews'."
