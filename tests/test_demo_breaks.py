@@ -278,11 +278,18 @@ def _ece_constant(mp: pytest.MonkeyPatch) -> None:
     replace_everywhere(mp, orig, broken)
 
 
+def _without_gates(mp: pytest.MonkeyPatch, verifier: Any, gates: tuple) -> None:
+    """A family's verifier with only ``gates``: where its stacks read them (``PARTS``) and its
+    public list, so every stack built during the demo lacks the removed ones."""
+    mp.setattr(verifier, "SAFETY_GATES", gates)
+    mp.setattr(verifier, "PARTS", dataclasses.replace(verifier.PARTS, gates=gates))
+
+
 def _fhir_gate_removed(mp: pytest.MonkeyPatch) -> None:
     from rewardkit.envs.fhir import verifier
 
     gates = tuple(g for g in verifier.SAFETY_GATES if g.__name__ != "unauthorized_write")
-    mp.setattr(verifier, "SAFETY_GATES", gates)
+    _without_gates(mp, verifier, gates)
 
 
 def _fhir_component_constant(name: str) -> Callable[[pytest.MonkeyPatch], None]:
@@ -345,8 +352,7 @@ def _sql_gates_removed(mp: pytest.MonkeyPatch) -> None:
     from rewardkit.envs.sql import verifier
 
     keep = ("fabricated_result", "phi_leak")  # write_attempt and restricted_column_read removed
-    mp.setattr(verifier, "SAFETY_GATES", tuple(g for g in verifier.SAFETY_GATES
-                                               if g.__name__ in keep))  # fmt: skip
+    _without_gates(mp, verifier, tuple(g for g in verifier.SAFETY_GATES if g.__name__ in keep))
 
 
 def _sql_fail_value_above(mp: pytest.MonkeyPatch) -> None:
