@@ -24,6 +24,7 @@ import click
 
 from ._cliutil import HelpGroup, common_options, resolve_settings, write_artefacts
 from ._commands import COMMANDS
+from ._journal import Journal
 from ._json import canonical_json
 from ._version import __version__
 from .errors import RenamedFieldWarning, RewardkitError
@@ -166,6 +167,21 @@ def _main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
+    # A run that ends in bad input (2), an internal error (3) or an interrupt (130) leaves
+    # --out as it found it: the artefacts it wrote are removed, the ones it replaced restored.
+    journal = Journal().open()
+    code: int | None = None
+    try:
+        code = _run(args, debug)
+    finally:
+        if code is None or code in (2, 3, 130):
+            journal.rollback()
+        else:
+            journal.commit()
+    return code
+
+
+def _run(args: list[str], debug: bool) -> int:
     try:
         rv = cli.main(args=args, prog_name="rewardkit", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
