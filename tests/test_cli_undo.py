@@ -83,3 +83,35 @@ def test_a_finished_rerun_keeps_its_artefacts_and_no_undo_copies(tmp_path: Path)
     second = _tree(out)
     assert set(second) == set(first) and second != first
     assert not any("rewardkit-undo" in name for name in second)
+
+
+def _write_calibrate_inputs(rewards: Path, gold: Path) -> None:
+    rewards.write_text("".join(f'{{"id": "i{i}", "reward": {i / 11}}}\n' for i in range(12)))
+    gold.write_text("".join(f'{{"id": "i{i}", "gold": {(i * 7) % 3}}}\n' for i in range(12)))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["calibration.json", "calibration.md", "preregistration.json", "calibrate-manifest.json"],
+)
+@pytest.mark.parametrize("option", ["--rewards", "--gold"])
+def test_an_artefact_never_overwrites_an_input_of_the_same_run(
+    name: str, option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`calibrate --rewards out/calibration.json --out out` read the rewards, then wrote its
+    result over them (exit 1, the input lost)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = out / name
+    other = tmp_path / "other.jsonl"
+    rewards, gold = (victim, other) if option == "--rewards" else (other, victim)
+    _write_calibrate_inputs(rewards, gold)
+    before = victim.read_bytes()
+    argv = ["calibrate", "--rewards", str(rewards), "--gold", str(gold), "--n-resamples", "50"]
+    code = main([*argv, "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, (code, err)
+    assert err.startswith("rewardkit: error: ") and "\n" not in err
+    assert f"would overwrite the input file {victim}" in err, err
+    assert victim.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == [name]  # and nothing else written

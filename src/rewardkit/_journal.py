@@ -16,7 +16,9 @@ import shutil
 import threading
 from pathlib import Path
 
-__all__ = ["Journal", "before_replace", "made_dirs", "missing_dirs"]
+from .errors import ConfigError
+
+__all__ = ["Journal", "before_replace", "made_dirs", "missing_dirs", "note_input"]
 
 _lock = threading.Lock()
 _active: Journal | None = None
@@ -28,6 +30,7 @@ class Journal:
     def __init__(self) -> None:
         self.files: dict[str, str | None] = {}  # target -> kept old version (None: was new)
         self.dirs: list[str] = []
+        self.inputs: dict[tuple[int, int], str] = {}  # (device, inode) -> the path read
 
     def open(self) -> Journal:
         global _active
@@ -87,12 +90,31 @@ def made_dirs(dirs: list[str]) -> None:
             _active.dirs.extend(d for d in dirs if d not in _active.dirs)
 
 
+def note_input(st: os.stat_result, path: str) -> None:
+    """Report an input file read (its ``fstat``): no artefact of this run may replace it."""
+    with _lock:
+        if _active is not None:
+            _active.inputs[(st.st_dev, st.st_ino)] = path
+
+
 def before_replace(target: Path) -> None:
-    """Report that ``target`` is about to be replaced; keep its current version first."""
+    """Report that ``target`` is about to be replaced; keep its current version first. An
+    input file of this run is never replaced (ConfigError): ``calibrate --rewards
+    out/calibration.json --out out`` overwrote the rewards it had read with its result."""
     with _lock:
         journal = _active
-        if journal is None or str(target) in journal.files:
+        if journal is None or str(target) in journal.files:  # written by this run already
             return
+        try:
+            st = os.lstat(target)
+        except OSError:
+            st = None
+        read = None if st is None else journal.inputs.get((st.st_dev, st.st_ino))
+        if read is not None:
+            raise ConfigError(
+                f"--out {target.parent}: the artefact {target.name} would overwrite the input "
+                f"file {read} (another --out folder, or another name for the input)"
+            )
         kept: str | None = None
         if os.path.lexists(target):
             kept = str(target.parent / f".{target.name}.rewardkit-undo-{os.getpid()}")
