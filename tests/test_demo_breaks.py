@@ -449,8 +449,12 @@ def _digest_with_durations(mp: pytest.MonkeyPatch) -> None:
 def _basic_isolation(mp: pytest.MonkeyPatch) -> None:
     from rewardkit.sandbox.core import Sandbox
 
-    mp.setattr(Sandbox.__init__, "__kwdefaults__", {
-        **Sandbox.__init__.__kwdefaults__, "isolation": "basic"})  # fmt: skip
+    init = Sandbox.__init__
+
+    def basic_by_default(self: Sandbox, *args: Any, isolation: str = "basic", **kw: Any) -> None:
+        init(self, *args, isolation=isolation, **kw)
+
+    mp.setattr(Sandbox, "__init__", basic_by_default)
 
 
 def _mi_in_bits(mp: pytest.MonkeyPatch) -> None:
