@@ -208,3 +208,31 @@ def test_a_nul_byte_in_any_path_exits_2(here: Path, capsys: pytest.CaptureFixtur
         args = ["a\0b"] if option == "FILE" else [*_needs(command), option, "a\0b"]
         _refused([*command.split(), *args], here, capsys, names=f"'{option}'")
     assert os.path.exists(here / "trajectories.jsonl")
+
+
+def test_docs_cli_gives_the_range_of_every_numeric_option() -> None:
+    """The bounds table of docs/cli.md names every INT / FLOAT option with its upper bound as
+    the code has it (`selfplay p1 --m` was missing). Seeds share one row."""
+    doc = (Path(__file__).parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = [
+        r for r in doc[doc.index("## Numbers and repeated options") :].splitlines() if r[:2] == "| "
+    ]
+    missing = []
+    for name, cmd in sorted(COMMANDS.items()):
+        for p in cmd.params:
+            t = p.type
+            if not isinstance(p, click.Option) or not isinstance(t, click.types._NumberRangeBase):
+                continue
+            high = t.max
+            if p.opts[0] in ("--seed", "--seeds") and high == 2**32 - 1:
+                assert any("every `--seed`" in r and "2³²−1" in r for r in rows)
+                continue
+            opt = p.opts[0]  # a row names the command, or the option alone for every command
+            hits = [r for r in rows if f"{opt}`" in r and (name.split()[0] in r or f"`{opt}`" in r)]
+            assert high is not None
+            exact = int(high) if float(high).is_integer() else high
+            powers = {10**6: "10⁶", 10**15: "10¹⁵"}
+            forms = {str(exact), f"{exact:,}", powers.get(exact, str(exact))}
+            if not any(f in r for r in hits for f in forms):
+                missing.append(f"{name} {p.opts[0]} (up to {exact})")
+    assert not missing, missing
