@@ -236,3 +236,27 @@ def test_docs_cli_gives_the_range_of_every_numeric_option() -> None:
             if not any(f in r for r in hits for f in forms):
                 missing.append(f"{name} {p.opts[0]} (up to {exact})")
     assert not missing, missing
+
+
+INPUT_PATHS = [(c, o) for c, o in PATH_PARAMS if o not in ("--out", "--receipt")]
+# What a command needs besides the file under attack, so that the file is what gets read.
+COMPANIONS: dict[tuple[str, str], list[str]] = {
+    ("calibrate", "--rewards"): ["--gold", "{name}"],
+    ("calibrate", "--gold"): ["--rewards", "{name}"],
+    **{
+        ("validate", o): ["--reward", "rewardkit.audit.level_items:recipe_b"]
+        for o in ("--items", "--golden", "--spike-in")
+    },
+}
+
+
+@pytest.mark.parametrize(("command", "option"), INPUT_PATHS)
+@pytest.mark.parametrize("name", [" ", " spaced ", "\t"])
+def test_a_blank_or_padded_input_name_is_quoted_in_the_message(
+    command: str, option: str, name: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The one-line message collapsed the name: `rewardkit: error: : no such file`."""
+    args = [name] if option == "FILE" else [*_needs(command), option, name]
+    args += [a.format(name=name) for a in COMPANIONS.get((command, option), [])]
+    line = _refused([*command.split(), *args], here, capsys, names=repr(name))
+    assert f"{name!r}: " in line

@@ -67,7 +67,11 @@ class InputError(RewardkitError, ValueError):
     ) -> None:
         where = []
         if path is not None:
-            where.append(str(path))
+            shown = str(path)
+            # a name the one-line message would blur (blank, spaces at an end, a line break)
+            # is quoted: "' ': no such file", not ": no such file"
+            blurred = not shown.strip() or shown != shown.strip() or "\n" in shown
+            where.append(repr(shown) if blurred else shown)
         if line is not None:
             where.append(f"line {line}")
         if field is not None:
