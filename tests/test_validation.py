@@ -603,3 +603,37 @@ def test_a_value_whose_repr_raises_is_still_refused_with_the_message() -> None:
 
     with pytest.raises(ConfigError, match=r"^The .n. parameter of g .* Got a BadRepr that"):
         g(BadRepr())
+
+
+SEEDED = sorted(
+    q
+    for q, o in DECORATED.items()
+    if any(isinstance(c, Each) for c in (table_of(o) or {}).get("seeds", []))
+)
+
+
+@pytest.mark.parametrize("qual", SEEDED)
+@pytest.mark.parametrize("seeds", [[7, 7], (42, 1, 42), [np.int64(3), 3]])
+def test_a_repeated_seed_is_refused(qual: str, seeds: Any) -> None:
+    """ "Stable across seeds" over one seed given twice cannot fail: seed_stability,
+    calibrate and calibrate_rewards took seeds=[7, 7] and reported identical points."""
+    with pytest.raises(ConfigError) as exc:
+        _call_with(qual, "seeds", seeds)
+    owner = DECORATED[qual].__name__
+    assert str(exc.value).startswith(f"The 'seeds' parameter of {owner} must be "), exc.value
+    assert "distinct" in str(exc.value)
+
+
+def test_every_function_taking_seeds_is_attacked() -> None:
+    names = {q.rsplit(".", 1)[1] for q in SEEDED}
+    assert {"seed_stability", "calibrate", "calibrate_rewards", "run_experiment"} <= names
+
+
+def test_a_config_with_a_repeated_seed_names_the_file_and_field(tmp_path: Any) -> None:
+    from rewardkit.audit.config import AuditConfig
+    from rewardkit.errors import InputError
+
+    cfg = tmp_path / "rewardkit.toml"
+    cfg.write_text("[stats]\nseeds = [7, 7]\n")
+    with pytest.raises(InputError, match=r"rewardkit.toml.*field 'stats.seeds'.*distinct"):
+        AuditConfig.from_toml(cfg)

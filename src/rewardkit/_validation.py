@@ -276,11 +276,12 @@ class Each:
 
     constraints: tuple[Any, ...]
     min_len: int = 0
+    distinct: bool = False  # seeds: a repeated seed makes "stable across seeds" unable to fail
 
     def __str__(self) -> str:
         what = " or ".join(_describe(c) for c in self.constraints)
         size = f"{self.min_len} or more" if self.min_len else "any number of"
-        return f"a sequence of {size} values, each {what}"
+        return f"a sequence of {size} {'distinct ' if self.distinct else ''}values, each {what}"
 
 
 SEED = Interval(int, 0, MAX_SEED)
@@ -330,6 +331,12 @@ def _satisfies(value: Any, constraint: Any) -> bool:
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
             return False
         items = list(value)
+        if constraint.distinct:
+            try:
+                if len(set(items)) != len(items):
+                    return False
+            except TypeError:  # unhashable values: not one of ours
+                return False
         return len(items) >= constraint.min_len and all(
             any(_satisfies(x, c) for c in constraint.constraints) for x in items
         )

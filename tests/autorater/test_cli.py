@@ -50,7 +50,7 @@ def test_json_output_and_default_seeds(tmp_path, capsys):
     ("args", "message"),
     [
         (["--device", "tpu"], "The 'device' parameter of receipt must be 'cpu', 'cuda'"),
-        (["--seeds", "42", "42"], "must not repeat a seed"),
+        (["--seeds", "42", "42"], "distinct values"),
         (["--seeds", "x"], "'x' is not a valid integer"),
         (["--seeds", "-1"], "-1 is not in the range 0<=x<=4294967295"),
     ],

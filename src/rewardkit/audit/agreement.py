@@ -225,7 +225,7 @@ def _good_rule(items: Sequence[Item], good_min: float | None) -> tuple[list[bool
         "good_min": [Interval(float, None, None), None],
         "strata": ["boolean"],
         "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
-        "seeds": [Each((SEED,), min_len=1)],
+        "seeds": [Each((SEED,), min_len=1, distinct=True)],
         "confidence_level": [Interval(float, 0, 1, closed="neither")],
         "alpha": [Interval(float, 0, 1, closed="neither")],
         "seed_tolerance": [Interval(float, 0, None)],

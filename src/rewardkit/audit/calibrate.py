@@ -207,7 +207,7 @@ def _comparisons(recs: Mapping[str, RecipeCalibration]) -> list[Check]:
 @validate_params(
     {
         "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
-        "seeds": [Each((SEED,), min_len=1)],
+        "seeds": [Each((SEED,), min_len=1, distinct=True)],
         "confidence_level": [Interval(float, 0, 1, closed="neither")],
         "alpha": [Interval(float, 0, 1, closed="neither")],
         "seed_tolerance": [Interval(float, 0, None)],

@@ -145,8 +145,9 @@ class AuditConfig:
             not isinstance(seeds, list)
             or not seeds
             or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)
+            or len(set(seeds)) != len(seeds)  # a repeated seed: stability that cannot fail
         ):
-            raise bad("stats.seeds", "a non-empty list of ints >= 0", seeds)
+            raise bad("stats.seeds", "a non-empty list of distinct ints >= 0", seeds)
         paths: dict[str, Path | None] = {}
         for key in ("tasks", "golden"):
             v = get("data", key, None)

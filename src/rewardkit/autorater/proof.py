@@ -299,7 +299,7 @@ def _device_name(device: str) -> str:
     return platform.processor() or platform.machine() or "unknown cpu"
 
 
-@validate_params({"seeds": [Each((SEED,), min_len=1)], "device": ["str"]})
+@validate_params({"seeds": [Each((SEED,), min_len=1, distinct=True)], "device": ["str"]})
 def receipt(seeds: Sequence[int] = (42, 43, 44), device: str = "cpu") -> dict[str, Any]:
     """The diagnostic per seed, bound to the source SHA-256, versions and device.
 

@@ -233,7 +233,7 @@ def _quiet(threads: int) -> Any:
 
 @validate_params(
     {
-        "seeds": [Each((SEED,), min_len=1)],
+        "seeds": [Each((SEED,), min_len=1, distinct=True)],
         "steps": [Interval(int, 1, 10**6)],
         "on_progress": ["callable", None],
     }

@@ -34,7 +34,7 @@ def _bounds(ra: RankAgreement) -> tuple[float | None, ...]:
 
 @validate_params(
     {
-        "seeds": [Each((SEED,), min_len=1)],
+        "seeds": [Each((SEED,), min_len=1, distinct=True)],
         "tolerance": [Interval(float, 0, None)],
         "n_resamples": [Interval(int, 1, MAX_RESAMPLES)],
         "confidence_level": [Interval(float, 0, 1, closed="neither")],
