@@ -168,7 +168,8 @@ def test_a_tampered_receipt_fails_verification():
         ((42, 42), "distinct values"),
         (
             (42, -3),
-            "The 'seeds' parameter of receipt must be a sequence of 1 or more distinct values, each",
+            "The 'seeds' parameter of receipt must be a sequence of 1 or more distinct values, "
+            "each",
         ),
     ],
 )
