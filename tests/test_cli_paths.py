@@ -260,3 +260,29 @@ def test_a_blank_or_padded_input_name_is_quoted_in_the_message(
     args += [a.format(name=name) for a in COMPANIONS.get((command, option), [])]
     line = _refused([*command.split(), *args], here, capsys, names=repr(name))
     assert f"{name!r}: " in line
+
+
+UNDERFLOWING = sorted(
+    (name, p.opts[0])
+    for name, cmd in COMMANDS.items()
+    for p in cmd.params
+    if isinstance(p, click.Option)
+    and isinstance(p.type, click.FloatRange)
+    and p.type.min is not None
+    and (p.type.min > 0 or (p.type.min == 0 and p.type.min_open))
+)
+
+
+@pytest.mark.parametrize(("command", "option"), UNDERFLOWING)
+def test_a_number_that_underflows_to_zero_is_named_as_typed(
+    command: str, option: str, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--high-frac 1e-400` said "0.0 is not in the range": the user never typed 0.0."""
+    line = _refused(
+        [*command.split(), *_needs(command), option, "1e-400"], here, capsys, names=f"'{option}'"
+    )
+    assert "'1e-400' (read as 0.0)" in line, line
+
+
+def test_underflow_cases_exist() -> None:
+    assert len(UNDERFLOWING) >= 3, UNDERFLOWING

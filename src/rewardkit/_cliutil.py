@@ -141,7 +141,19 @@ class FiniteFloatRange(click.FloatRange):
     """click.FloatRange that also refuses nan, inf and -inf (a NaN passes every comparison)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        x = super().convert(value, param, ctx)
+        try:
+            x = super().convert(value, param, ctx)
+        except click.BadParameter:
+            read = _float_or_none(value)
+            mantissa = str(value).lower().split("e")[0]
+            if read != 0.0 or not any(d in mantissa for d in "123456789"):
+                raise
+            # "1e-400" underflows to 0.0: say so, not "0.0 is not in the range"
+            self.fail(
+                f"{value!r} (read as {read!r}) is not in the range {self._describe_range()}",
+                param,
+                ctx,
+            )
         if not math.isfinite(x):
             self.fail(
                 f"{value!r} is not a finite number (finite numbers in {self._describe_range()})",
@@ -149,6 +161,13 @@ class FiniteFloatRange(click.FloatRange):
                 ctx,
             )
         return x
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return float(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def common_options(f: Any) -> Any:
