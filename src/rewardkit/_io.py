@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import _journal
+from ._journal import note_input
 from .errors import InputError, RenamedFieldWarning
 
 __all__ = [
@@ -57,7 +57,7 @@ def _read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> tuple[Path, str]
     except OSError as exc:
         raise InputError(f"cannot be read: {exc.strerror} (a readable file)", path=str(p)) from None
     st = os.fstat(fd)
-    _journal.note_input(st, str(p))  # a CLI run's artefacts may not overwrite it
+    note_input(st, str(p))  # a CLI run's artefacts may not overwrite it
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _journal
 from ._frozen import freeze
+from ._journal import before_replace, made_dirs, missing_dirs
 
 __all__ = ["JsonMixin", "canonical_json", "content_hash", "to_plain", "write_atomic"]
 
@@ -100,9 +100,9 @@ def content_hash(obj: Any) -> str:
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
     target = Path(path)
-    made = _journal.missing_dirs(target.parent)
+    made = missing_dirs(target.parent)
     target.parent.mkdir(parents=True, exist_ok=True)
-    _journal.made_dirs(made)
+    made_dirs(made)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -114,7 +114,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        _journal.before_replace(target)  # a CLI run that fails undoes its writes
+        before_replace(target)  # a CLI run that fails undoes its writes
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
