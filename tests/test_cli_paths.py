@@ -10,34 +10,15 @@ naming the option, before any work and with nothing written.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 
-from rewardkit.cli import cli, main
+from rewardkit.cli import main
 
-TRAJECTORY = (
-    '{"trajectory_id": "t", "decisions": [{"decision_id": "a", "action": "de_test", '
-    '"params": {}, "context": {"paradigm": "deg", "n_replicates_per_group": 3}}]}\n'
-)
+from .test_input_contract import COMMANDS, TRAJECTORY
 
-
-def _commands() -> Iterator[tuple[str, click.Command]]:
-    def walk(cmd: click.Command, path: list[str]) -> Iterator[tuple[str, click.Command]]:
-        if isinstance(cmd, click.Group):
-            for name in cmd.list_commands(click.Context(cmd)):
-                sub = cmd.get_command(click.Context(cmd), name)
-                assert sub is not None
-                yield from walk(sub, [*path, name])
-        else:
-            yield " ".join(path), cmd
-
-    yield from walk(cli, [])
-
-
-COMMANDS = dict(_commands())
 OUT_COMMANDS = sorted(
     name
     for name, cmd in COMMANDS.items()

@@ -26,16 +26,17 @@ from ..stack import Component, RewardStack
 
 __all__ = ["levels_stack"]
 
+# the parameters every levels entry point shares (levels_stack, trl.levels_reward_func)
+LEVELS_PARAMS: dict[str, list[Any]] = {
+    "column": ["str"],
+    "recipe": [Options(RECIPES)],
+    "mapping": [LevelMapping],
+    "gamma": [Interval(float, 0, 1)],
+    "session": ["boolean"],
+}
 
-@validate_params(
-    {
-        "column": ["str"],
-        "recipe": [Options(RECIPES)],
-        "mapping": [LevelMapping],
-        "gamma": [Interval(float, 0, 1)],
-        "session": ["boolean"],
-    }
-)
+
+@validate_params(LEVELS_PARAMS)
 def levels_stack(
     *,
     column: str = "step_levels",

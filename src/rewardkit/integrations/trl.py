@@ -39,12 +39,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .._completion import completion_text
-from .._validation import Interval, Options, validate_params
+from .._validation import Interval, validate_params
 from ..errors import ConfigError, RewardkitWarning
-from ..levels import DEFAULT_MAPPING, RECIPES, LevelMapping
+from ..levels import DEFAULT_MAPPING, LevelMapping
 from ..stack import RewardResult, RewardStack
 from ._common import Target, resolve
-from .levels import levels_stack
+from .levels import LEVELS_PARAMS, levels_stack
 from .samplelog import SampleLog, open_log
 
 __all__ = [
@@ -353,15 +353,7 @@ def async_reward_func(
     )
 
 
-@validate_params(
-    {
-        "column": ["str"],
-        "recipe": [Options(RECIPES)],
-        "mapping": [LevelMapping],
-        "gamma": [Interval(float, 0, 1)],
-        "session": ["boolean"],
-    }
-)
+@validate_params(LEVELS_PARAMS)
 def levels_reward_func(
     *,
     column: str = "step_levels",
