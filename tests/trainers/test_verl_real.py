@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,11 @@ def ray_cluster(stack_module: str) -> Any:
 @pytest.mark.parametrize("loading", ["file", "pkg"])
 @pytest.mark.parametrize("manager", MANAGERS)
 def test_managers_give_rewardkits_scores(
-    manager: str, loading: str, stack_module: str, ray_cluster: Any
+    manager: str,
+    loading: str,
+    stack_module: str,
+    ray_cluster: Any,
+    fresh_loop: Callable[[], None],
 ) -> None:
     from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
     from verl.trainer.ppo.reward import get_custom_reward_fn
@@ -138,7 +143,7 @@ def test_managers_give_rewardkits_scores(
     config = _config(path, stack_module, manager)
     fn = get_custom_reward_fn(config)  # verl's loader: custom_module_<hash> or an import
     tok = _tokenizer()
-    _fresh_loop()
+    fresh_loop()
     mgr = get_reward_manager_cls(manager)(config, tok, fn)
     import my_rewards
 
@@ -183,7 +188,9 @@ def test_prime_needs_pkg_loading_and_the_float_form(stack_module: str) -> None:
         )
 
 
-def test_the_tool_agent_loop_plays_the_environment(tmp_path: Path) -> None:
+def test_the_tool_agent_loop_plays_the_environment(
+    tmp_path: Path, fresh_loop: Callable[[], None]
+) -> None:
     """verl loads our tool config, its ToolAgentLoop._call_tool runs the create / execute /
     release lifecycle of each call, the rewards reach the naive manager as tool_extra_fields,
     and our compute_score gives the environment's verdict of exactly that episode."""
@@ -225,7 +232,7 @@ def test_the_tool_agent_loop_plays_the_environment(tmp_path: Path) -> None:
 
     fn = load_extern_object("pkg://rewardkit.integrations.verl_tools", "compute_score")
     config = _config("unused", "unused", "naive")
-    _fresh_loop()
+    fresh_loop()
     mgr = get_reward_manager_cls("naive")(config, _tokenizer(), fn)
     data = _data(_tokenizer(), "done", json.dumps(task), {"index": 0})
     data.non_tensor_batch["data_source"][0] = env_id
@@ -242,11 +249,24 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-def _fresh_loop() -> None:
-    """verl's managers take the current event loop when built: give them an open one."""
+@pytest.fixture
+def fresh_loop() -> Iterator[Callable[[], None]]:
+    """verl's managers take the current event loop when built: ``fresh_loop()`` gives them an
+    open one. Every loop made is closed after the test (an unclosed loop is a ResourceWarning
+    whenever the collector reaches it, which the warnings-as-errors setting turns into a failed
+    run)."""
     import asyncio
 
-    asyncio.set_event_loop(asyncio.new_event_loop())
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def make() -> None:
+        loops.append(asyncio.new_event_loop())
+        asyncio.set_event_loop(loops[-1])
+
+    yield make
+    asyncio.set_event_loop(None)
+    for loop in loops:
+        loop.close()
 
 
 def test_file_loaded_function_pickles_for_remote_workers() -> None:
