@@ -140,6 +140,21 @@ def test_fail_value_not_below_the_lowest_safe_total_is_a_construction_error():
         fhir_v1_like(fail_value="under")
 
 
+def test_below_constructs_when_the_span_is_zero_only_within_rounding():
+    """Constant components whose weighted total comes out as two floats a few ulps apart (found
+    by the property test below): 'below' must still construct, strictly below the total."""
+    comps = [
+        Component("c0", lambda e: 0.0, weight=0.0, range=(0.0, 0.0)),
+        Component("c1", lambda e: 2.625, weight=-0.5, range=(2.625, 2.625)),
+        Component("c2", lambda e: 2.625, weight=-2.719, range=(2.625, 2.625)),
+    ]
+    stack = RewardStack([Gate("g0", lambda e: e["safe"])], comps, renormalize=True)
+    low, high = stack.bounds().low, stack.bounds().high
+    assert 0 < high - low < 1e-12  # the span is rounding only
+    assert stack.fail_value == pytest.approx(low - 0.1 * max(1.0, abs(low)))
+    assert stack.score({"safe": True}).total > stack.score({"safe": False}).total
+
+
 def test_ranges_enter_the_config_hash():
     a = RewardStack(components=[Component("a", value_of("a"), range=(0, 1))])
     b = RewardStack(components=[Component("a", value_of("a"), range=(0, 2))])

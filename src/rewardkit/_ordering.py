@@ -142,7 +142,8 @@ def _renorm_extreme(ps: list[_Part], *, low: bool) -> float:
 
 def fail_below(bounds: StackBounds) -> float:
     """``fail_value="below"``: ``low − 0.1 × (high − low)``; ``low − 0.1 × max(1, |low|)`` when
-    the span is 0 or unbounded."""
+    the span is 0 (within rounding: equal totals computed two ways can differ in the last bits)
+    or unbounded."""
     if not math.isfinite(bounds.low):
         raise ConfigError(
             "The 'fail_value' parameter of RewardStack cannot be 'below' an unbounded lowest "
@@ -150,7 +151,10 @@ def fail_below(bounds: StackBounds) -> float:
             "a number with ordering='unchecked'."
         )
     span = bounds.high - bounds.low
-    margin = BELOW_MARGIN * span if math.isfinite(span) and span > 0 else None
+    # a span within 20 × the rounding tolerance is 0: a tenth of it would not be below `low` by
+    # more than rounding (is_strictly_below), and 'below' must always construct
+    zero = 20 * ROUNDING_RTOL * max(1.0, abs(bounds.low))
+    margin = BELOW_MARGIN * span if math.isfinite(span) and span > zero else None
     if margin is None:
         margin = BELOW_MARGIN * max(1.0, abs(bounds.low))
     return bounds.low - margin
