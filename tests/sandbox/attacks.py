@@ -18,12 +18,19 @@ signal), and every bomb is capped.
 from __future__ import annotations
 
 import inspect
+import os
+import shutil
 from dataclasses import dataclass, field
 
 from rewardkit.sandbox import Status
 
 P, F, E, T, M, C = (Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.MEMORY,
                     Status.CRASH)  # fmt: skip
+
+
+# The bystander the signal attacks aim at, by its real path: it is started as another uid, which
+# may not traverse the directories on PATH (CI's PATH of links in a private temp dir).
+SLEEP = os.path.realpath(shutil.which("sleep") or "/bin/sleep")
 
 
 def descendants(*roots: int) -> set[int]:

@@ -22,7 +22,7 @@ import pytest
 
 from rewardkit.sandbox import Sandbox, Status, TestCase, _child
 
-from .attacks import VICTIM, Attack, attacks, descendants
+from .attacks import SLEEP, VICTIM, Attack, attacks, descendants
 from .test_pool import _as_ordinary_user
 
 pytestmark = pytest.mark.skipif(
@@ -74,7 +74,7 @@ def _bystander(uid: int | None):
     """A ``sleep`` outside the sandbox, as the workers' uid when they run as a free one (else
     as ours): the one host process an attack tries to kill."""
     user = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
-    proc = subprocess.Popen(["sleep", "300"], **user)
+    proc = subprocess.Popen([SLEEP, "300"], **user)
     try:
         yield proc
     finally:

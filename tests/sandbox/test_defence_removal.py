@@ -24,7 +24,7 @@ from rewardkit.sandbox import (
     _pool,
 )
 
-from .attacks import VICTIM
+from .attacks import SLEEP, VICTIM
 from .removal import (
     HELD,
     _box,
@@ -131,7 +131,7 @@ def bystander():
     process a program is allowed to try to kill here.  Yields (uid, process)."""
     uid = _free_uid() if os.geteuid() == 0 else os.getuid()
     user = {"user": uid, "group": uid, "extra_groups": []} if os.geteuid() == 0 else {}
-    proc = subprocess.Popen(["sleep", "120"], **user)  # type: ignore[call-overload]
+    proc = subprocess.Popen([SLEEP, "120"], **user)  # type: ignore[call-overload]
     try:
         yield uid, proc
     finally:
