@@ -31,12 +31,22 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import SEED, Interval
 from ..errors import ConfigError
 from .actions import ParsedAction
 from .core import Env, Verdict
 from .manifest import ToolManifest, ToolSpec
 
 __all__ = ["ToolEnv", "copy_observation"]
+
+# constructor parameters every tool environment family takes (each adds its own, e.g. variants)
+TOOL_ENV_PARAMS: dict[str, list[Any]] = {
+    "family": ["str"],
+    "env_id": ["str"],
+    "world_seed": [SEED],
+    "budget": [Interval(float, 0, 1e6, closed="right")],
+    "max_steps": [Interval(int, 1, 10_000)],
+}
 
 OPTIONS = ("trap", "variant")
 BUDGET_SLACK = 1e-12  # a call that fits the budget up to float rounding is not over budget

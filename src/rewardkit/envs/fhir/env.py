@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._validation import SEED, Interval, validate_params
+from ..._validation import Interval, validate_params
 from ..actions import ParsedAction, parse_action
 from ..manifest import ToolSpec, validate_args
-from ..toolenv import ToolEnv
+from ..toolenv import TOOL_ENV_PARAMS, ToolEnv
 from .heldout import HeldoutJudgment, judge
 from .tasks import TaskPackage, Truth, compute_truth, make_task, reference_actions
 from .tools import MANIFEST, LedgerEntry, ToolRunner
@@ -43,11 +43,7 @@ class FhirEnv(ToolEnv):
 
     @validate_params(
         {
-            "family": ["str"],
-            "env_id": ["str"],
-            "world_seed": [SEED],
-            "budget": [Interval(float, 0, 1e6, closed="right")],
-            "max_steps": [Interval(int, 1, 10_000)],
+            **TOOL_ENV_PARAMS,
             "variants": [Interval(int, 1, 100)],
         }
     )

@@ -24,11 +24,11 @@ import sqlite3
 from functools import lru_cache
 from typing import Any
 
-from ..._validation import SEED, Interval, validate_params
+from ..._validation import Interval, validate_params
 from ...errors import ConfigError
 from ..actions import ParsedAction
 from ..manifest import ToolSpec
-from ..toolenv import ToolEnv
+from ..toolenv import TOOL_ENV_PARAMS, ToolEnv
 from .actions import parse_sql_action
 from .engine import ReadOnlySession
 from .heldout import HeldoutJudge, HeldoutJudgment
@@ -64,11 +64,7 @@ class SqlEnv(ToolEnv):
 
     @validate_params(
         {
-            "family": ["str"],
-            "env_id": ["str"],
-            "world_seed": [SEED],
-            "budget": [Interval(float, 0, 1e6, closed="right")],
-            "max_steps": [Interval(int, 1, 10_000)],
+            **TOOL_ENV_PARAMS,
             "max_rows": [Interval(int, 1, 1_000_000)],
             "variants": [Interval(int, 1, 12)],  # build_world finds at most 12
         }
