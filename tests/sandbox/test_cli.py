@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from rewardkit.cli import main
 
 
@@ -45,3 +47,38 @@ def test_floor_bench_reports_both_rates():
     assert res.all_passed and res.ratio > 0 and res.cpu_ratio > 0
     assert len(res.programs_per_s) == len(res.floor_forks_per_s) == 1
     assert "seccomp-allowlist" in res.isolation
+    assert len(res.ceiling_programs_per_s) == 1 and res.ceiling_cpu_ratio > 0
+    assert res.ceiling_layers == (("landlock",) if _landlock() else ()) + ("seccomp-allowlist",)
+
+
+def _landlock() -> bool:
+    import ctypes
+
+    from rewardkit.sandbox._landlock import abi
+
+    return abi(ctypes.CDLL(None, use_errno=True)) > 0
+
+
+def test_design_ceiling_claims_only_the_confinement_its_probe_verified(monkeypatch):
+    """Without the allow-list (no pyseccomp), the ceiling's probe child finds io_uring granted
+    and the layer is not claimed; the Landlock layer is still verified."""
+    from rewardkit.sandbox import _filter, floor
+
+    def missing() -> str:
+        raise ImportError("no pyseccomp")
+
+    monkeypatch.setattr(_filter, "build_allowlist_bpf", missing)
+    rate, cpu, layers = floor.design_ceiling(1, seconds=0.1)
+    assert rate > 0 and cpu > 0 and layers == (("landlock",) if _landlock() else ())
+
+
+def test_design_ceiling_refuses_wrong_answers(monkeypatch):
+    """The ceiling's parent checks every child's answers: a program that answers wrong makes
+    the measurement fail rather than count."""
+    from rewardkit.sandbox import floor
+
+    broken = floor.CEILING_SCRIPT.replace("x + {n % 97} - {n % 97}", "x + 1")
+    assert broken != floor.CEILING_SCRIPT
+    monkeypatch.setattr(floor, "CEILING_SCRIPT", broken)
+    with pytest.raises(RuntimeError, match="wrong answers"):
+        floor.design_ceiling(1, seconds=0.1)

@@ -10,14 +10,27 @@ passing, no timeouts — so what is measured is the sandbox's own cost per progr
 stream, reap, compare).  On a shared machine the load moves both numbers, so the floor and the
 sandbox are measured alternately, ``repeats`` times each, and the ratio is the median of the
 per-round ratios.
+
+Beside both, the **design's ceiling**: the least a confined fork-per-program child can do here.
+An interpreter holding only what confinement needs (the zygote's own ``_child``, ``_filter``
+and ``_landlock`` modules, so ctypes, json, ast, re) forks one child per program; the child enters
+a Landlock domain and loads the seccomp allow-list, compiles the program, runs its 32 calls and
+writes their answers in one pipe write; the parent reads them, checks them and reaps.  No uid
+drop, rlimits, timers, per-test records or checks of types: a lower bound on the CPU a program
+costs in any design that runs it in a fresh confined fork, measured in the same rounds.  Its
+confinement is verified by a probe child (io_uring refused, a host file unreadable); a layer
+that does not hold is left out of ``ceiling_layers``, never claimed.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -25,7 +38,7 @@ from .._json import JsonMixin
 from .core import Sandbox
 from .table import TestCase
 
-__all__ = ["FloorResult", "fork_floor", "run_floor_bench", "trivial_workload"]
+__all__ = ["FloorResult", "design_ceiling", "fork_floor", "run_floor_bench", "trivial_workload"]
 
 FLOOR_SCRIPT = (
     "import os, time\n"
@@ -56,6 +69,119 @@ def fork_floor(workers: int, seconds: float = 1.0) -> tuple[float, float]:
     elapsed = time.perf_counter() - t0
     forks = sum(int(o[0]) for o in outs)
     return forks / elapsed, sum(float(o[1]) for o in outs) / max(forks, 1)
+
+
+CEILING_SCRIPT = r"""
+import ctypes, json, os, sys, time
+here, seconds, work, read = sys.argv[1], float(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
+bpf_hex = sys.stdin.read().strip()
+sys.path.insert(0, here)
+from _child import _load_prepared, prepare_seccomp
+from _filter import pid_offsets
+from _landlock import abi, make_ruleset, restrict_self
+del sys.path[0]
+libc = ctypes.CDLL(None, use_errno=True)
+ready = None
+if bpf_hex:
+    bpf = bytes.fromhex(bpf_hex)
+    ready = prepare_seccomp(bpf, pid_offsets(bpf))
+version = abi(libc)
+ruleset = make_ruleset(libc, version, read, [work], [], [])[0] if version else -1
+
+def confine():
+    if ruleset >= 0:
+        restrict_self(libc, ruleset)
+    if ready is not None:
+        _load_prepared(libc, ready, os.getpid())
+
+def probe():
+    held = []
+    confine()
+    params = ctypes.create_string_buffer(120)
+    if libc.syscall(425, 1, params) == -1:  # io_uring_setup: outside the allow-list
+        held.append("seccomp-allowlist")
+    try:
+        os.close(os.open(sys.argv[5], os.O_RDONLY))
+    except PermissionError:
+        held.append("landlock")
+    return held
+
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.write(w, json.dumps(probe()).encode())
+    os._exit(0)
+os.close(w)
+held = json.loads(os.read(r, 4096))
+os.close(r)
+os.waitpid(pid, 0)
+inputs = [(j,) for j in range(32)]
+expected = ",".join(str(j) for j in range(32)).encode()
+compile("def f(x):\n    return x\n", "<warm>", "exec", dont_inherit=True)
+n, wrong, end = 0, 0, time.perf_counter() + seconds
+t0 = os.times()
+while time.perf_counter() < end:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        confine()
+        g = {"__name__": "solution"}
+        src = f"def f(x):\n    return x + {n % 97} - {n % 97}\n"
+        exec(compile(src, "<program>", "exec", dont_inherit=True), g)
+        fn = g["f"]
+        os.write(w, ",".join([repr(fn(*a)) for a in inputs]).encode())
+        os._exit(0)
+    os.close(w)
+    out = b""
+    while chunk := os.read(r, 65536):
+        out += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    wrong += out != expected
+    n += 1
+t = os.times()
+print(json.dumps([n, sum(t[:4]) - sum(t0[:4]), wrong, held]))
+"""
+
+
+def design_ceiling(workers: int, seconds: float = 1.0) -> tuple[float, float, tuple[str, ...]]:
+    """(programs/s, CPU seconds per program, layers verified) of ``workers`` minimal confined
+    fork-per-program loops at once: the least CPU a program costs in a design that runs it in a
+    fresh fork under Landlock and the seccomp allow-list (see the module's docstring)."""
+    from ._filter import build_allowlist_bpf
+
+    try:
+        bpf = build_allowlist_bpf()
+    except (ImportError, OSError):
+        bpf = ""  # the layer is then missing from what the probe child verifies
+    here = os.path.dirname(os.path.abspath(__file__))
+    read = sorted(
+        {p for p in (sys.prefix, sys.base_prefix, "/usr", "/lib", "/lib64") if os.path.isdir(p)}
+    )
+    work = tempfile.mkdtemp(prefix="rk-ceiling-")
+    secret = os.path.join(work, "outside")
+    os.mkdir(secret)
+    with open(os.path.join(secret, "host-file"), "w") as fh:
+        fh.write("the probe child must not read this")
+    try:
+        args = [here, repr(seconds), os.path.join(work, "w"), json.dumps(read)]
+        os.mkdir(args[2])
+        cmd = [sys.executable, "-I", "-S", "-c", CEILING_SCRIPT, *args,
+               os.path.join(secret, "host-file")]  # fmt: skip
+        procs = [
+            subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            for _ in range(workers)
+        ]
+        t0 = time.perf_counter()
+        outs = [json.loads(p.communicate(bpf)[0]) for p in procs]
+        elapsed = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if any(o[2] for o in outs):
+        raise RuntimeError("the ceiling's children returned wrong answers")
+    n = sum(o[0] for o in outs)
+    held = set.intersection(*(set(o[3]) for o in outs))
+    return n / elapsed, sum(o[1] for o in outs) / max(n, 1), tuple(sorted(held))
 
 
 def _tree_cpu(pids: list[int]) -> float:
@@ -92,6 +218,11 @@ class FloorResult(JsonMixin):
     cpu_ms_per_program: float  # median: workers, their children and this process together
     floor_cpu_ms_per_fork: float  # median: parent and child of the floor's forks
     cpu_ratio: float  # floor CPU per fork ÷ sandbox CPU per program
+    # The design's ceiling, in the same rounds (see the module's docstring)
+    ceiling_programs_per_s: tuple[float, ...]
+    ceiling_cpu_ms_per_program: float  # median
+    ceiling_cpu_ratio: float  # floor CPU per fork ÷ ceiling CPU per program
+    ceiling_layers: tuple[str, ...]  # the confinement its probe child verified
     all_passed: bool
     load_average: float
 
@@ -109,12 +240,16 @@ def run_floor_bench(
     n = workers or os.cpu_count() or 1
     programs, tests = trivial_workload(n_programs, n_tests)
     rates, floors, ratios, passed = [], [], [], True
-    cpu, floor_cpu = [], []
+    cpu, floor_cpu, ceilings, ceiling_cpu = [], [], [], []
+    layers: tuple[str, ...] = ()
     with Sandbox(timeout_s=1.0, workers=n, **(sandbox_kwargs or {})) as sb:
         sb.run(programs[: 4 * n], tests, entry_point="f")  # warm: first forks, page cache
         assert sb._pool is not None
         for _ in range(repeats):
             floor, floor_cpu_per_fork = fork_floor(n, seconds=1.0)
+            ceiling, ceiling_cpu_per_program, layers = design_ceiling(n, seconds=1.0)
+            ceilings.append(ceiling)
+            ceiling_cpu.append(ceiling_cpu_per_program)
             pids = sb._pool.worker_pids()
             c0, self0, t0 = _tree_cpu(pids), time.process_time(), time.perf_counter()
             table = sb.run(programs, tests, entry_point="f")
@@ -140,6 +275,10 @@ def run_floor_bench(
         cpu_ms_per_program=statistics.median(cpu) * 1e3,
         floor_cpu_ms_per_fork=statistics.median(floor_cpu) * 1e3,
         cpu_ratio=statistics.median(floor_cpu) / statistics.median(cpu),
+        ceiling_programs_per_s=tuple(ceilings),
+        ceiling_cpu_ms_per_program=statistics.median(ceiling_cpu) * 1e3,
+        ceiling_cpu_ratio=statistics.median(floor_cpu) / statistics.median(ceiling_cpu),
+        ceiling_layers=layers,
         all_passed=passed,
         load_average=load,
     )
