@@ -16,6 +16,7 @@ from rewardkit.sandbox import (
     Status,
     _compare,
     _confine,
+    _filter,
     _pool,
     table,
 )
@@ -235,3 +236,63 @@ def test_without_the_private_home_opened_only_preloaded_modules_import(monkeypat
     if not report["unreachable"]:
         pytest.skip("the interpreter is not under a private home here: nothing to open")
     assert removed == (Status.ERROR, "ModuleNotFoundError"), removed
+
+
+# ---------------------------------------------------- the work directory's metadata, carried
+METADATA = [  # (set, check): chmod last, a directory of mode 000 hides the others' traces
+    ("mtime stamped on the work directory", "mtime read back"),
+    ("xattr set on the work directory", "xattr read back"),
+    ("chmod 000 of the work directory and its parent",
+     "later programs can still write their directory"),
+]  # fmt: skip
+METADATA_CALLS = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes", "utimensat",
+                  "futimesat", "setxattr", "lsetxattr", "fsetxattr", "getxattr", "lgetxattr",
+                  "fgetxattr", "listxattr")  # fmt: skip
+REUSE = "replace(_worker.Zygote, '_pristine', lambda self: True)  # the directory reused as left"
+
+
+def _metadata_said(box: Sandbox) -> dict[str, str]:
+    """What each check said after its set ran in the program before it (one worker)."""
+    out = {}
+    for set_name, check_name in METADATA:
+        set_, check = _pick([set_name, check_name])
+        box.run([set_.src], HELD, entry_point="f")
+        out[check_name] = _said(box, check.src)
+    return out
+
+
+@pytest.mark.parametrize(
+    "removed",
+    ["nothing", "seccomp", "the untouched check", "both", "both, on Landlock",
+     "both, on Landlock as an ordinary user"],
+)  # fmt: skip
+def test_work_directory_metadata_each_layer_holds_alone_and_without_both_it_carries(
+    monkeypatch, open_dir, removed
+):
+    """Defences against a program changing its work directory's metadata for the next program
+    (a chmod that breaks later honest programs; an mtime or an xattr that carries data): seccomp
+    refuses chmod, the ``utime*`` calls and xattrs, and after every program the zygote checks
+    that the directory and its parent are exactly as made (entries, inode, mode, owner, mtime,
+    ctime: ``Zygote._pristine``) and otherwise makes a fresh one.  Each alone holds.  Without
+    both (the calls on the allow-list; the check always true, so the directory is reused as
+    left) the next program reads the mtime and the xattr and cannot write its directory."""
+    if removed == "seccomp" or removed.startswith("both"):
+        monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, *METADATA_CALLS))
+    if removed.startswith("both") or removed == "the untouched check":
+        weakened_worker(monkeypatch, open_dir, REUSE)
+    box = _box("landlock" if "Landlock" in removed else "auto")
+    if removed.endswith("ordinary user"):
+        _as_ordinary_user(box)
+    with _start(box) as b:
+        said = _metadata_said(b)
+    if not removed.startswith("both"):
+        assert set(said.values()) == {"'held'"}, said
+        return
+    assert said["mtime read back"] == "'ESCAPED mtime .'", said
+    assert said["xattr read back"] == "'ESCAPED xattr'", said
+    # an ordinary user's next program cannot even enter the directory (the child, not yet
+    # the program, fails: CRASH); root's enters it before dropping its uid, then cannot write
+    broken = said["later programs can still write their directory"]
+    assert (
+        broken.startswith('"ESCAPED PermissionError(13') or "before the program was ready" in broken
+    ), said

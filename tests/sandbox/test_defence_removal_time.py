@@ -1,0 +1,77 @@
+"""The time budget's defences, each removed: a program that outlives its budget gets a PASS.
+
+A test's budget is first an alarm inside the child (``setitimer``), which the program owns: it
+can ignore, block, catch or cancel it.  Behind it the zygote holds two rules of its own: the
+watchdog kills a child silent for longer than budget + margin, and a record read later than
+``late`` after the previous one is a TIMEOUT whatever it says.  How a defence is removed:
+``removal.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rewardkit.sandbox import Sandbox, Status
+
+from .removal import HELD, _start, weakened_worker
+
+BUDGET_S = 0.25  # watchdog at 0.25 + (0.25 + 0.25 * 0.25) = 0.5625 s, ``late`` at 0.3625 s
+SLOW_S = 1.0  # each program answers this long after it starts: far past both
+# Ways a program keeps running past its alarm (each then answers 'held', the expected value).
+DEFEAT = {
+    "SIGALRM ignored": "signal.signal(signal.SIGALRM, signal.SIG_IGN)",
+    "a handler that returns": "signal.signal(signal.SIGALRM, lambda *a: None)",
+    "SIGALRM blocked": "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})",
+    "the timer cancelled (setitimer 0)": "signal.setitimer(signal.ITIMER_REAL, 0)",
+    "the timer cancelled (alarm 0)": "signal.alarm(0)",
+    "the budget exception caught": "pass",  # the sleep below catches every exception
+}
+SLOW = (
+    "import signal, time\n"
+    "def f(x):\n    end = time.monotonic() + SLOW\n    DEFEAT\n"
+    "    while time.monotonic() < end:\n        try:\n"
+    "            time.sleep(max(0.0, end - time.monotonic()))\n"
+    "        except BaseException:\n            pass\n"
+    "    return 'held'\n"
+)
+NO_WATCHDOG = """
+init = _worker.Zygote.__init__
+def without_watchdog(self, cfg):  # the margin beyond the budget made endless
+    init(self, cfg)
+    if not hasattr(self, "margin"):
+        raise SystemExit("Zygote has no margin")
+    self.margin = 1e6
+replace(_worker.Zygote, "__init__", without_watchdog)
+"""
+NO_LATE_RULE = "replace(_worker, 'LATE_S', 1e6)  # any record, however late, is an answer"
+
+
+def _slow_outcomes() -> dict[str, tuple[Status, str]]:
+    programs = [SLOW.replace("SLOW", str(SLOW_S)).replace("DEFEAT", d) for d in DEFEAT.values()]
+    # Sleeping programs take no CPU: a worker each, so the run lasts one program's time.
+    box = Sandbox(timeout_s=BUDGET_S, memory_mb=256, workers=len(programs))
+    with _start(box) as b:
+        t = b.run(programs, HELD, entry_point="f")
+    return {
+        name: (Status(int(t.status[i, 0])), str(t.detail[i, 0])) for i, name in enumerate(DEFEAT)
+    }
+
+
+@pytest.mark.parametrize("removed", ["nothing", "the watchdog", "the late-answer rule", "both"])
+def test_watchdog_and_late_rule_each_hold_alone_and_without_both_a_slow_program_passes(
+    monkeypatch, open_dir, removed
+):
+    """Six programs defeat their in-child alarm (SIGALRM ignored, blocked or handled, the timer
+    cancelled two ways, the budget exception caught) and answer correctly 1 s after they
+    start, four times their budget.  With the watchdog (killed at budget + margin) or with the
+    late-answer rule (an answer read later than ``late`` after the previous record is a TIMEOUT)
+    each is a TIMEOUT.  Without both (the margin made endless in the zygote; ``LATE_S`` so large
+    that no answer is late) each gets a PASS: a program that ignores the budget out-ranks an
+    honest one that kept to it and timed out."""
+    patch = {"the watchdog": NO_WATCHDOG, "the late-answer rule": NO_LATE_RULE,
+             "both": NO_WATCHDOG + NO_LATE_RULE}.get(removed)  # fmt: skip
+    if patch:
+        weakened_worker(monkeypatch, open_dir, patch)
+    out = _slow_outcomes()
+    want = Status.PASS if removed == "both" else Status.TIMEOUT
+    assert {name: s for name, (s, _) in out.items()} == dict.fromkeys(DEFEAT, want), out
