@@ -29,8 +29,8 @@ from ._confine import INSTALL_HINT, WRITE_CAP_MB, plan
 __all__ = ["LEVEL_ORDER", "LocalPool"]
 
 WORKER = Path(__file__).with_name("_worker.py")
-LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "ipc-ns", "net-ns", "bwrap",
-               "reads-confined", "write-cap", "file-cap", "landlock",
+LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "pid-reset", "ipc-ns", "net-ns",
+               "bwrap", "reads-confined", "write-cap", "file-cap", "landlock",
                "seccomp-allowlist")  # fmt: skip
 # What "strict" must verify in every worker before it runs anything.
 STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),

@@ -68,6 +68,7 @@ try:
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
     from ._mounts import private_mounts, unmount
+    from ._pidreset import open_counter, reset
     from ._userns import NPROC_OWN_NS, own_user_namespace
     from ._values import parse_literal
 except ImportError:  # run as a plain script by the pool: load the siblings by path
@@ -91,6 +92,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
     from _mounts import private_mounts, unmount  # type: ignore[no-redef]
+    from _pidreset import open_counter, reset  # type: ignore[no-redef]
     from _userns import NPROC_OWN_NS, own_user_namespace  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
 
@@ -230,6 +232,11 @@ class Zygote:
             with suppress(OSError):
                 if host and os.readlink(f"/proc/self/ns/{ns}") != host:
                     levels.append(f"{ns}-ns")
+        # Every program gets the same pid (and its threads the same ids) where this zygote may
+        # set its private pid namespace's counter back before each fork (``_pidreset``).
+        self.last_pid, self.pid_word = -1, b"%d" % self.pid
+        if "pid-ns" in levels:
+            self.last_pid = open_counter(self.pid)
         # Once per worker rather than once per program: the filter's bytes and where its pid
         # goes, /dev/null, SIGXFSZ ignored; the environment is set with each work directory.
         if cfg["bpf"]:
@@ -254,6 +261,11 @@ class Zygote:
             cfg["uid"] = None  # the drop failed: report it, do not pretend
         if probe.get("hidden"):
             levels.append("reads-confined")
+        if self.last_pid >= 0 and probe.get("pid") == self.pid + 1:
+            levels.append("pid-reset")
+        elif self.last_pid >= 0:  # not verified: not done either
+            os.close(self.last_pid)
+            self.last_pid = -1
         if self.ruleset >= 0 and probe.get("landlock"):
             levels.append("landlock")
         if cfg["bpf"] and probe.get("fork_blocked") and probe.get("io_uring_blocked"):
@@ -269,7 +281,9 @@ class Zygote:
 
     def _fresh_dir(self) -> str:
         self.serial += 1
-        path = os.path.join(self.base, f"p{self.serial}")
+        # One name for every work directory: a serial in it counted the directories remade so
+        # far, which every later program could read (``tests/sandbox/test_covert.py``).
+        path = os.path.join(self.base, "w")
         os.mkdir(path, 0o700)
         if self.cfg["uid"] is not None:
             os.chown(path, self.cfg["uid"], self.cfg["uid"])
@@ -290,9 +304,13 @@ class Zygote:
         timestamp (a file made and removed moves mtime; chmod, chown, xattrs move ctime)."""
         path = self.cfg["workdir"]
         try:
-            with os.scandir(path) as it:
-                if next(it, None) is not None:
-                    return False
+            fd = _open_noatime(path)  # this listing must not move the atime it compares
+            try:
+                with os.scandir(fd) as it:
+                    if next(it, None) is not None:
+                        return False
+            finally:
+                os.close(fd)
             return (_stamp(self.base), _stamp(path)) == self.stamps
         except OSError:
             return False
@@ -302,12 +320,14 @@ class Zygote:
         io_uring are refused, whether a host file outside the readable paths is hidden, and
         whether Landlock refuses a directory listing of /."""
         r, w = os.pipe()
+        if self.last_pid >= 0:
+            reset(self.last_pid, self.pid_word)
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(r)
                 fd = setup_child(self.cfg, w, 1, self.libc, self.ruleset)
-                out: dict = {"uid": os.getuid()}
+                out: dict = {"uid": os.getuid(), "pid": os.getpid()}
                 try:
                     child = os.fork()
                     if child == 0:
@@ -419,6 +439,8 @@ class Zygote:
         if files is not None:
             files.reset()
         r, w = os.pipe()
+        if self.last_pid >= 0:
+            reset(self.last_pid, self.pid_word)
         pid = os.fork()
         if pid == 0:
             try:
@@ -657,8 +679,21 @@ def _children(pid: int) -> list[int]:
 
 
 def _stamp(path: str) -> tuple:
+    """What a program could change of a directory and the next read.  The access time too:
+    a listing moves it alone (once, under relatime), at a time the lister chose."""
     st = os.stat(path, follow_symlinks=False)
-    return (st.st_ino, st.st_mode, st.st_uid, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_ino, st.st_mode, st.st_uid, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns,
+            st.st_atime_ns)  # fmt: skip
+
+
+def _open_noatime(path: str) -> int:
+    """A directory fd whose reads leave its access time alone (the owner's or root's right;
+    a plain fd where the kernel refuses)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        return os.open(path, flags | os.O_NOATIME)
+    except PermissionError:
+        return os.open(path, flags)
 
 
 def _exists(path: str) -> bool:
