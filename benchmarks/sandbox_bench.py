@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from rewardkit.sandbox.bench import run_bench
+from rewardkit.sandbox.bench import mixed_at_ceiling_s, run_bench
 from rewardkit.sandbox.floor import run_floor_bench
 
 
@@ -50,6 +50,13 @@ def run() -> list[dict]:
             "baseline": f"(a) subprocess per pair, est. from {res.subprocess_programs} programs",
             "baseline_s": res.subprocess_s,
             "ratio": res.subprocess_s / res.ours_s,
+        },
+        {  # the most any confined fork per program could get over (a) here
+            "case": f"{case}, a design at the ceiling (bound)",
+            "ours_s": mixed_at_ceiling_s(res, 1 / per_ceiling),
+            "baseline": f"(a) subprocess per pair, est. from {res.subprocess_programs} programs",
+            "baseline_s": res.subprocess_s,
+            "ratio": res.subprocess_s / mixed_at_ceiling_s(res, 1 / per_ceiling),
         },
         {
             "case": case,

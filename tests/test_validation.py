@@ -213,8 +213,10 @@ NOT_DECORATED: dict[str, str] = {
     "rewardkit.learn.calibration.true_probability": _FORMULA,
     "rewardkit.learn.runner.preregistration": "called by run_experiment after its table "
     "checked seeds and steps",
+    "rewardkit.sandbox.bench.mixed_at_ceiling_s": _BENCH,
     "rewardkit.sandbox.bench.run_bench": _BENCH,
     "rewardkit.sandbox.bench.workload": _BENCH,
+    "rewardkit.sandbox.floor.design_ceiling": _BENCH,
     "rewardkit.sandbox.floor.fork_floor": _BENCH,
     "rewardkit.sandbox.floor.run_floor_bench": _BENCH,
     "rewardkit.sandbox.floor.trivial_workload": _BENCH,

@@ -24,6 +24,21 @@ def test_bench_json(tmp_path, capsys):
     assert saved["isolation"] == res["isolation"]
 
 
+def test_mixed_at_ceiling_is_the_ceiling_rate_plus_the_looping_budget():
+    """Hand-computed: 512 programs of which 8 loop, budget 0.1 s, 2 workers, a ceiling of 504
+    programs/s: 504 / 504 + 8 × 0.1 / 2 = 1.4 s."""
+    from dataclasses import replace
+
+    from rewardkit.sandbox.bench import BenchResult, mixed_at_ceiling_s
+
+    fields = {f: 0 for f in BenchResult.__dataclass_fields__}
+    res = BenchResult(**fields)  # type: ignore[arg-type]
+    res = replace(res, n_programs=512, budget_s=0.1, workers=2,
+                  categories={"correct": 504, "looping": 8})  # fmt: skip
+    assert mixed_at_ceiling_s(res, 504.0) == pytest.approx(1.4)
+    assert mixed_at_ceiling_s(replace(res, categories={"correct": 512}), 512.0) == 1.0
+
+
 def test_bench_bad_option(capsys):
     assert main(["sandbox", "bench", "--budget", "0"]) == 2
     assert "Invalid value for '--budget'" in capsys.readouterr().err

@@ -35,7 +35,7 @@ from .._json import JsonMixin
 from .core import Sandbox
 from .table import TestCase
 
-__all__ = ["BenchResult", "run_bench", "workload"]
+__all__ = ["BenchResult", "mixed_at_ceiling_s", "run_bench", "workload"]
 
 CORRECT = (
     "def solve(xs, k):\n    return sum(sorted(xs)[len(xs) - k:]) if k else 0\n",
@@ -251,3 +251,13 @@ def run_bench(
         forks=forks,
         load_average=load,
     )
+
+
+def mixed_at_ceiling_s(res: BenchResult, ceiling_programs_per_s: float) -> float:
+    """A lower bound on the mixed run's time for any design that runs each program in a fresh
+    confined fork: its non-looping programs at the design ceiling's rate on the trivial workload
+    (``floor.design_ceiling``: no program here costs less than a trivial one), plus the looping
+    programs' budget spread over the workers (each burns it before it can be cut)."""
+    looping = res.categories.get("looping", 0)
+    others = res.n_programs - looping
+    return others / ceiling_programs_per_s + looping * res.budget_s / res.workers

@@ -7,6 +7,7 @@ rewardkit sandbox isolation [--confinement auto|bwrap|landlock]
 from __future__ import annotations
 
 import os
+import statistics
 from pathlib import Path
 
 import click
@@ -64,7 +65,7 @@ def bench(
     from rich.console import Console
     from rich.table import Table
 
-    from .bench import run_bench
+    from .bench import mixed_at_ceiling_s, run_bench
     from .floor import run_floor_bench
 
     as_json, out = resolve_settings(ctx, as_json, out)
@@ -147,6 +148,12 @@ def bench(
         f"{floor.ceiling_cpu_ratio:.1%} of the floor"
     )
     console.print(table)
+    bound = mixed_at_ceiling_s(res, statistics.median(floor.ceiling_programs_per_s))
+    console.print(
+        f"at the design's ceiling the mixed run would still take ≥ {bound:.2f} s (its "
+        f"non-looping programs at the ceiling's rate, the looping ones' budget): at most "
+        f"{res.subprocess_s / bound:.0f}× over (a) in this run"
+    )
     console.print(
         f"isolation: {', '.join(res.isolation)}; zygote start {res.ours_start_s:.2f} s; "
         f"parent peak RSS {res.parent_peak_rss_mb:.0f} MiB; worker peak RSS "
