@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import uuid
 
 import pytest
 
-from rewardkit.sandbox import Sandbox, _filter
+from rewardkit.sandbox import Sandbox, _confine, _filter, _pool
 
-from .removal import _box, _start
+from .attacks import PRELUDE, SLEEP
+from .removal import _box, _start, weakened_worker
 from .test_pool import _as_ordinary_user
 
 pytestmark = pytest.mark.skipif(
     platform.machine() != "x86_64", reason="the attacks use x86_64 system call numbers"
 )
+
+PYTHON = "/usr/bin/python3"  # one that every uid can run
 
 KEYS = """
 import ctypes
@@ -131,3 +135,240 @@ def test_without_keyring_calls_refused_by_seccomp_keys_outlive_programs_and_sand
         assert all(s.startswith("'ESCAPED key ") for s in next_sandbox), next_sandbox
     else:
         assert next_sandbox == ["'held'"] * 3, next_sandbox
+
+
+# ------------------------------------------------- reaching a process outside the sandbox
+HOLDS_SECRET = (
+    "import ctypes, time\nb = ctypes.create_string_buffer(b'rk-secret-in-memory')\n"
+    "print(ctypes.addressof(b), flush=True)\ntime.sleep(60)\n"
+)  # a process of the uid another worker's programs run as, with a secret at a known address
+REACH = {  # attack -> (its bystander, the code; ``pid`` and ``addr`` are the bystander's)
+    "tgkill": ("sleep", "r, e = sc(234, pid, pid, 9)\n    ok = r == 0"),
+    "pidfd_open + pidfd_send_signal": (
+        "sleep",
+        "fd, e = sc(434, pid, 0)\n    ok = fd >= 0 and sc(424, fd, 9, 0, 0)[0] == 0",
+    ),
+    "ptrace seize": ("python", "r, e = sc(101, 0x4206, pid, 0, 0)\n    ok = r == 0"),
+    "process_vm_readv of its memory": (
+        "python",
+        "buf = ctypes.create_string_buffer(19)\n"
+        "    loc = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 19)\n"
+        "    rem = (ctypes.c_void_p * 2)(addr, 19)\n"
+        "    r, e = sc(310, pid, ctypes.addressof(loc), 1, ctypes.addressof(rem), 1, 0)\n"
+        "    ok = r == 19 and buf.raw == b'rk-secret-in-memory'",
+    ),
+    "pidfd_getfd of its stdout": (
+        "python",
+        "fd, e = sc(434, pid, 0)\n    ok = fd >= 0 and sc(438, fd, 1, 0)[0] >= 0",
+    ),
+}
+REACH_CALLS = ("ptrace", "process_vm_readv", "pidfd_open", "pidfd_send_signal", "pidfd_getfd")
+
+
+@pytest.fixture
+def bystanders():
+    """Start the targets as a given uid: ``start(uid)`` -> {attack: (pid, addr, process)}."""
+    procs: list[subprocess.Popen] = []
+
+    def start(uid: int) -> dict[str, tuple[int, int, subprocess.Popen]]:
+        user = {"user": uid, "group": uid, "extra_groups": []} if os.geteuid() == 0 else {}
+        out = {}
+        for name, (kind, _) in REACH.items():
+            if kind == "sleep":
+                p = subprocess.Popen([SLEEP, "60"], cwd="/", **user)  # type: ignore[call-overload]
+                addr = 0
+            else:
+                p = subprocess.Popen([PYTHON, "-c", HOLDS_SECRET], cwd="/", stdout=subprocess.PIPE,
+                                     **user)  # type: ignore[call-overload]  # fmt: skip
+                addr = int(p.stdout.readline())
+            procs.append(p)
+            out[name] = (p.pid, addr, p)
+        return out
+
+    try:
+        yield start
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+
+
+def _reach(box: Sandbox, targets: dict) -> dict[str, bool]:
+    """Whether each attack reached its bystander (as the program says, and a kill for real)."""
+    programs = [
+        PRELUDE + f"def f(x):\n    pid, addr = {targets[name][:2]!r}\n    {code}\n"
+        "    return 'ESCAPED' if ok else 'held'\n"
+        for name, (_, code) in REACH.items()
+    ]
+    said = _answers(box, programs)
+    out = {}
+    for (name, (kind, _)), s in zip(REACH.items(), said):
+        proc = targets[name][2]
+        if kind == "sleep" and s == "'ESCAPED'":
+            proc.wait(timeout=5)  # it was killed: the kill really landed
+        assert s in ("'ESCAPED'", "'held'") and (kind != "sleep" or (proc.poll() is None) == (
+            s == "'held'")), (name, s)  # fmt: skip
+        out[name] = s == "'ESCAPED'"
+    return out
+
+
+LAYERS = ("seccomp", "pid namespace", "Landlock", "uid per worker")
+
+
+def _remove(monkeypatch, layer: str) -> None:
+    if layer == "seccomp":
+        monkeypatch.setattr(
+            _filter, "SELF_ONLY", tuple(c for c in _filter.SELF_ONLY if c != "tgkill")
+        )
+        monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, "tgkill", *REACH_CALLS))
+    elif layer == "pid namespace":  # and strict's check that it is there
+        args = _confine.bwrap_args
+        monkeypatch.setattr(_confine, "bwrap_args", lambda *a, **k: [
+            x for x in args(*a, **k) if x != "--unshare-pid"])  # fmt: skip
+        needs = tuple(n for n in _pool.STRICT_NEEDS["bwrap"] if n != "pid-ns")
+        monkeypatch.setitem(_pool.STRICT_NEEDS, "bwrap", needs)
+    elif layer == "Landlock":  # the whole ruleset: bubblewrap does not need it
+        monkeypatch.setattr(_confine, "landlock_abi", lambda libc: 0)
+    else:  # every worker's programs run as the uid of the bystanders (worker 1's)
+        one_uid = _pool.worker_uid
+        monkeypatch.setattr(_pool, "worker_uid", lambda pid, slot: one_uid(pid, 1))
+
+
+@pytest.mark.parametrize("kept", [*LAYERS, "all", "none"])
+def test_reaching_another_workers_programs_each_layer_holds_alone_and_without_all_it_does(
+    monkeypatch, bystanders, kept
+):
+    """Defences against a program signalling, tracing, reading the memory of or stealing a file
+    descriptor from a process outside its sandbox: seccomp (``tgkill`` only on itself;
+    ``ptrace``, ``process_vm_readv``, ``pidfd_*`` refused), bubblewrap's pid namespace (the
+    host's pids name nothing there), Landlock (signals scoped to the program's domain; no
+    ptrace access outside it) and, as root, a uid per worker.  The targets run as the uid of
+    worker 1's programs, as their programs would; the attacker runs on worker 0 under bubblewrap.
+    Each layer alone, the other three removed, holds all five attacks; without all four (the
+    calls allowed; no ``--unshare-pid`` and strict's check of it; no Landlock ruleset; one uid
+    for every worker) each gets through: two bystanders are killed, one is traced, its memory
+    read and its stdout taken."""
+    if os.geteuid() != 0:
+        pytest.skip(
+            "as root only: an ordinary user has one uid for every worker, and an unprivileged "
+            "bubblewrap cannot mount /proc without its pid namespace"
+        )
+    for layer in LAYERS:
+        if kept not in (layer, "all"):
+            _remove(monkeypatch, layer)
+    box = _start(Sandbox(timeout_s=1.0, memory_mb=256, workers=1, confinement="bwrap"))
+    with box:
+        got = _reach(box, bystanders(_pool.worker_uid(os.getpid(), 1)))
+        levels = box.isolation
+    assert ("pid-ns" in levels) == (kept in ("pid namespace", "all")), levels
+    assert ("landlock" in levels) == (kept in ("Landlock", "all")), levels
+    assert got == dict.fromkeys(REACH, kept == "none"), got
+
+
+SIGNALS = ("tgkill", "pidfd_open + pidfd_send_signal")
+NO_SIGNAL_SCOPE = "replace(_landlock, 'SCOPE_ALL', 0b01)  # abstract unix sockets, not signals"
+
+
+@pytest.mark.parametrize("removed", ["seccomp", "seccomp and Landlock's signal scope"])
+def test_on_the_landlock_path_as_one_uid_landlock_holds_ptrace_even_without_its_signal_scope(
+    monkeypatch, open_dir, bystanders, removed
+):
+    """The Landlock path as an ordinary user: no pid namespace, one uid for every worker, so
+    seccomp and Landlock are the only layers.  Without seccomp's, Landlock holds all five.
+    Without its signal scope as well, the signals get through (both bystanders killed), while
+    tracing, reading memory and taking a descriptor stay refused: Landlock denies ptrace access
+    outside the program's domain whatever its scopes, a restriction no flag removes alone."""
+    _remove(monkeypatch, "seccomp")
+    if removed.endswith("signal scope"):
+        weakened_worker(monkeypatch, open_dir, NO_SIGNAL_SCOPE)
+    box = _box("landlock")
+    uid = _as_ordinary_user(box)
+    with _start(box) as b:
+        assert "uid-drop" not in b.isolation and "landlock" in b.isolation, b.isolation
+        got = _reach(b, bystanders(uid))
+    through = SIGNALS if removed.endswith("signal scope") else ()
+    assert got == {name: name in through for name in REACH}, got
+
+
+# ----------------------------------------------------------- other processes through /proc
+IN_ARGV, IN_ENV = "rk-argv-secret-31f9", "rk-env-secret-8c2d"
+PROC = {
+    "its pid in a listing of /proc": "ok = str(pid) in os.listdir('/proc')",
+    "its command line": f"ok = {IN_ARGV!r}.encode() in open(f'/proc/{{pid}}/cmdline', 'rb').read()",
+    "its status (name, uids)": "ok = 'Uid:' in open(f'/proc/{pid}/status').read()",
+    "its environment": f"ok = {IN_ENV!r}.encode() in open(f'/proc/{{pid}}/environ', 'rb').read()",
+}
+
+
+def _read_proc(box: Sandbox, uid: int) -> dict[str, bool]:
+    """Whether each read of a bystander's /proc entries (argv and environment holding secrets,
+    running as ``uid``) got its data."""
+    user = {"user": uid, "group": uid, "extra_groups": []} if os.geteuid() == 0 else {}
+    proc = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(60)", IN_ARGV], cwd="/",
+                            env={"RK_SECRET": IN_ENV}, **user)  # type: ignore[call-overload]  # fmt: skip
+    try:
+        programs = [
+            f"import os\ndef f(x):\n    pid = {proc.pid}\n    try:\n        {code}\n"
+            "    except OSError:\n        ok = False\n    return 'ESCAPED' if ok else 'held'\n"
+            for code in PROC.values()
+        ]
+        said = _answers(box, programs)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert set(said) <= {"'ESCAPED'", "'held'"}, said
+    return {name: s == "'ESCAPED'" for name, s in zip(PROC, said)}
+
+
+def _grant_proc(monkeypatch) -> None:
+    """Landlock's rules (and bubblewrap's binds) widened by /proc."""
+    readable_paths = _confine.readable_paths
+
+    def with_proc(*args, **kwargs):
+        read, hidden = readable_paths(*args, **kwargs)
+        return [*read, "/proc"], hidden
+
+    monkeypatch.setattr(_confine, "readable_paths", with_proc)
+
+
+PROC_CASES = {  # removed -> what gets through
+    "nothing": (),
+    "/proc granted": (),
+    "the pid namespace": (),
+    "both": tuple(PROC)[:3],
+    "both, one uid and no Landlock at all": tuple(PROC),
+    "/proc granted on the Landlock path as one uid": tuple(PROC)[:3],
+}
+
+
+@pytest.mark.parametrize("removed", list(PROC_CASES))
+def test_proc_of_other_processes_each_layer_holds_alone_and_without_both_it_is_read(
+    monkeypatch, removed
+):
+    """Defences against a program reading other processes through /proc: bubblewrap's pid
+    namespace (its /proc holds the worker's processes alone) and Landlock (no /proc among the
+    paths it grants).  Each alone holds.  Without both (/proc added to the readable paths; no
+    ``--unshare-pid`` and strict's check of it) a program finds a bystander's pid in /proc and
+    reads its command line and status; its environment stays refused while a second uid or
+    Landlock's ptrace restriction stands (the kernel checks ptrace access for ``environ``), and
+    is read too with one uid and no Landlock at all.  On the Landlock path, /proc granted: the
+    same three reads."""
+    landlock_path = removed.endswith("as one uid")
+    if "pid namespace" in removed or removed.startswith("both"):
+        if os.geteuid() != 0:
+            pytest.skip("an unprivileged bubblewrap cannot mount /proc without its pid namespace")
+        _remove(monkeypatch, "pid namespace")
+    if "/proc granted" in removed or removed.startswith("both"):
+        _grant_proc(monkeypatch)
+    if removed.endswith("no Landlock at all"):
+        _remove(monkeypatch, "Landlock")
+        _remove(monkeypatch, "uid per worker")
+    box = _box("landlock" if landlock_path else "bwrap")
+    uid = _as_ordinary_user(box) if landlock_path else _pool.worker_uid(os.getpid(), 1)
+    if os.geteuid() != 0:
+        uid = os.getuid()
+    with _start(box) as b:
+        got = _read_proc(b, uid)
+    assert got == {name: name in PROC_CASES[removed] for name in PROC}, got
