@@ -294,6 +294,7 @@ def attacks(ctx: dict) -> list[Attack]:
             phase="set",
             src=(
                 "def f(x):\n    for d in ('.', '..'):\n"
+                "        refused(lambda: os.chmod(d, 0o700))  # writable, where it owns them\n"
                 "        refused(lambda: os.setxattr(d, 'user.rk', b'state'))\n    return 'set'\n"
             ),
         ),

@@ -719,8 +719,9 @@ def _readable(path: str, listing: bool = False) -> bool:
 
 def _wipe(top: str) -> None:
     """Empty ``top`` whatever a program left in it: any depth (1,500 nested directories, paths
-    longer than PATH_MAX), any mode, symlinks never followed.  Iterative and fd-relative: each
-    directory's subdirectories are first moved up into ``top``, so depth never grows a stack."""
+    longer than PATH_MAX), any mode, symlinks never followed; its own mode, times and xattrs
+    reset.  Iterative and fd-relative: each directory's subdirectories are first moved up into
+    ``top``, so depth never grows a stack."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         top_fd = os.open(top, flags)
@@ -728,7 +729,15 @@ def _wipe(top: str) -> None:
         return
     moved = 0
     try:
-        os.fchmod(top_fd, 0o700 if os.geteuid() != 0 else 0o711)  # restore a chmodded top
+        # Restore a chmodded top, and (without a uid drop the programs own it) its times and
+        # xattrs, which could carry data to the next program (an atime survives a noatime mount).
+        os.fchmod(top_fd, 0o700 if os.geteuid() != 0 else 0o711)
+        with suppress(OSError):
+            os.utime(top_fd)
+        with suppress(OSError):  # a file system without xattrs
+            for name in os.listxattr(top_fd):
+                with suppress(OSError):
+                    os.removexattr(top_fd, name)
         for _ in range(1_000_000):  # each pass removes at least one entry
             with os.scandir(top_fd) as it:
                 entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
