@@ -12,6 +12,7 @@ import os
 import platform
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -161,8 +162,31 @@ REACH = {  # attack -> (its bystander, the code; ``pid`` and ``addr`` are the by
         "python",
         "fd, e = sc(434, pid, 0)\n    ok = fd >= 0 and sc(438, fd, 1, 0)[0] >= 0",
     ),
+    # calls that name another process without a signal or ptrace access: Landlock has no say
+    "prlimit64 its address space to 1 MiB": (
+        "idle",
+        "lim = (ctypes.c_ulong * 2)(1 << 20, 1 << 20)\n"
+        "    ok = libc.prlimit(pid, 9, ctypes.byref(lim), None) == 0",
+    ),
+    "setpriority to 19": (
+        "idle",
+        "ok = not refused(lambda: os.setpriority(os.PRIO_PROCESS, pid, 19))",
+    ),
+    "sched_setaffinity to one CPU": (
+        "idle",
+        "ok = not refused(lambda: os.sched_setaffinity(pid, {0}))",
+    ),
 }
-REACH_CALLS = ("ptrace", "process_vm_readv", "pidfd_open", "pidfd_send_signal", "pidfd_getfd")
+UNSCOPED = tuple(n for n, (kind, _) in REACH.items() if kind == "idle")
+EFFECT = {  # what the test reads of the bystander to see that the call really landed
+    "prlimit64 its address space to 1 MiB": lambda pid: (
+        "Max address space         1048576" in Path(f"/proc/{pid}/limits").read_text()
+    ),
+    "setpriority to 19": lambda pid: os.getpriority(os.PRIO_PROCESS, pid) == 19,
+    "sched_setaffinity to one CPU": lambda pid: os.sched_getaffinity(pid) == {0},
+}
+REACH_CALLS = ("ptrace", "process_vm_readv", "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
+               "setpriority", "sched_setaffinity")  # fmt: skip
 
 
 @pytest.fixture
@@ -174,7 +198,7 @@ def bystanders():
         user = {"user": uid, "group": uid, "extra_groups": []} if os.geteuid() == 0 else {}
         out = {}
         for name, (kind, _) in REACH.items():
-            if kind == "sleep":
+            if kind in ("sleep", "idle"):
                 p = subprocess.Popen([SLEEP, "60"], cwd="/", **user)  # type: ignore[call-overload]
                 addr = 0
             else:
@@ -208,8 +232,11 @@ def _reach(box: Sandbox, targets: dict) -> dict[str, bool]:
         proc = targets[name][2]
         if kind == "sleep" and s == "'ESCAPED'":
             proc.wait(timeout=5)  # it was killed: the kill really landed
-        assert s in ("'ESCAPED'", "'held'") and (kind != "sleep" or (proc.poll() is None) == (
-            s == "'held'")), (name, s)  # fmt: skip
+        assert s in ("'ESCAPED'", "'held'"), (name, s)
+        if kind == "sleep":
+            assert (proc.poll() is None) == (s == "'held'"), (name, s)
+        elif kind == "idle":
+            assert EFFECT[name](proc.pid) == (s == "'ESCAPED'"), (name, s)
         out[name] = s == "'ESCAPED'"
     return out
 
@@ -219,10 +246,11 @@ LAYERS = ("seccomp", "pid namespace", "Landlock", "uid per worker")
 
 def _remove(monkeypatch, layer: str) -> None:
     if layer == "seccomp":
+        self_only = ("tgkill", "prlimit64")
         monkeypatch.setattr(
-            _filter, "SELF_ONLY", tuple(c for c in _filter.SELF_ONLY if c != "tgkill")
+            _filter, "SELF_ONLY", tuple(c for c in _filter.SELF_ONLY if c not in self_only)
         )
-        monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, "tgkill", *REACH_CALLS))
+        monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, *self_only, *REACH_CALLS))
     elif layer == "pid namespace":  # and strict's check that it is there
         args = _confine.bwrap_args
         monkeypatch.setattr(_confine, "bwrap_args", lambda *a, **k: [
@@ -265,7 +293,8 @@ def test_reaching_another_workers_programs_each_layer_holds_alone_and_without_al
         levels = box.isolation
     assert ("pid-ns" in levels) == (kept in ("pid namespace", "all")), levels
     assert ("landlock" in levels) == (kept in ("Landlock", "all")), levels
-    assert got == dict.fromkeys(REACH, kept == "none"), got
+    through = REACH if kept == "none" else UNSCOPED if kept == "Landlock" else ()
+    assert got == {name: name in through for name in REACH}, got
 
 
 SIGNALS = ("tgkill", "pidfd_open + pidfd_send_signal")
@@ -289,7 +318,7 @@ def test_on_the_landlock_path_as_one_uid_landlock_holds_ptrace_even_without_its_
     with _start(box) as b:
         assert "uid-drop" not in b.isolation and "landlock" in b.isolation, b.isolation
         got = _reach(b, bystanders(uid))
-    through = SIGNALS if removed.endswith("signal scope") else ()
+    through = (*UNSCOPED, *(SIGNALS if removed.endswith("signal scope") else ()))
     assert got == {name: name in through for name in REACH}, got
 
 
