@@ -21,10 +21,12 @@ import itertools
 import os
 import platform
 import random
+import threading
+import time
 
 import pytest
 
-from rewardkit.sandbox import Sandbox
+from rewardkit.sandbox import Sandbox, TestCase, _confine
 
 from .removal import weakened_worker
 from .test_pool import _as_ordinary_user
@@ -113,28 +115,16 @@ def test_the_pid_counter_carries_nothing_to_the_next_program(request, path):
     """Sender: N threads started and joined one after another (each takes an id from the pid
     namespace's counter; the seccomp allow-list refuses new processes, not threads).  Receiver:
     its pid, ``/proc/self`` and the ids of three threads.  Held where the zygote sets its pid
-    namespace's counter back before each fork (``pid-reset``: bubblewrap as root): every receiver
-    gets the same pid and thread ids."""
+    namespace's counter back before each fork (``pid-reset``: bubblewrap, as root and as an
+    ordinary user): every receiver gets the same pid and thread ids."""
     _residual(request, path, {"strict_landlock", "nonroot_landlock"},
               "no private pid namespace: the host's counter")  # fmt: skip
-    _residual(request, path, {"nonroot_default"},
-              "the zygote holds no capability over bubblewrap's pid namespace")  # fmt: skip
     with _box(path) as box:
         assert "pid-reset" in box.isolation, box.isolation
         views = _views(box, PID_SENDER, PID_RECEIVER)
     assert all(v == views[0] for v in views), views
     pid = views[0][0]
     assert views[0] == [pid, pid, [pid + 1, pid + 2, pid + 3]], views[0]
-
-
-def test_the_pid_channel_decodes_where_it_is_open():
-    """The attack is real: where the counter is not set back (bubblewrap as an ordinary user, a
-    private pid namespace that only the worker's programs move), the receivers decode every N
-    exactly."""
-    with _box("nonroot_default") as box:
-        assert "pid-ns" in box.isolation and "pid-reset" not in box.isolation, box.isolation
-        views = _views(box, PID_SENDER, PID_RECEIVER)
-    assert _decode([v[0] for v in views]) == NS, views
 
 
 # ----------------------------------------------------------------------- /proc's counters
@@ -301,18 +291,22 @@ def test_the_process_attributes_a_program_sets_die_with_it(path):
 
 
 # ------------------------------------------------------------------- each defence removed
-def test_without_the_pid_reset_the_receivers_decode_the_senders_numbers(monkeypatch, open_dir):
+@pytest.mark.parametrize("path", ["strict_default", "nonroot_default"])
+def test_without_the_pid_reset_the_receivers_decode_the_senders_numbers(
+    monkeypatch, open_dir, path
+):
     """Defence: the zygote writes its own pid to its pid namespace's ``ns_last_pid`` before
     every fork (``_pidreset``).  Removed (the counter never opened, as where the kernel refuses
     it): the isolation report loses ``pid-reset`` and every receiver decodes its sender's N
-    exactly, from its pid as from its threads' ids."""
-    with _box("strict_default") as box:
+    exactly, from its pid as from its threads' ids (the worker's own pid namespace: nothing
+    else moves its counter)."""
+    with _box(path) as box:
         if "pid-reset" not in box.isolation:
-            pytest.skip(f"no pid reset on this machine's default path: {box.isolation}")
+            pytest.skip(f"no pid reset on this machine's {path} path: {box.isolation}")
         held = _views(box, PID_SENDER, PID_RECEIVER)
     assert all(v == held[0] for v in held), held
     weakened_worker(monkeypatch, open_dir, "replace(_worker, 'open_counter', lambda last: -1)")
-    with _box("strict_default") as box:
+    with _box(path) as box:
         assert "pid-ns" in box.isolation and "pid-reset" not in box.isolation, box.isolation
         views = _views(box, PID_SENDER, PID_RECEIVER)
     assert _decode([v[0] for v in views]) == NS, views
@@ -337,3 +331,96 @@ def test_without_the_access_time_compared_a_listing_is_handed_on(monkeypatch, op
     with _box(path) as box:
         views = _views(box, ATIME_SENDER, ATIME_RECEIVER)
     assert [v[0] for v in views] == [True] + [False] * (len(NS) - 1), views
+
+
+# ------------------------------------------- the capability that sets the counter back, dropped
+HELD = [TestCase("(0,)", "1")]
+SLEEPER = "import time\ndef f(x):\n    time.sleep(1.5)\n    return 1\n"
+CAP_LINES = (b"CapInh:", b"CapPrm:", b"CapEff:", b"CapAmb:")
+
+
+def _tree(pid: int, depth: int = 0) -> list[tuple[int, int]]:
+    """(pid, depth) of ``pid`` and every descendant."""
+    out = [(pid, depth)]
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                kids = [int(k) for k in fh.read().split()]
+        except OSError:
+            continue
+        for k in kids:
+            out += _tree(k, depth + 1)
+    return out
+
+
+def _caps(pid: int) -> dict[bytes, int]:
+    with open(f"/proc/{pid}/status", "rb") as fh:
+        lines = fh.read().splitlines()
+    return {ln.split()[0]: int(ln.split()[1], 16) for ln in lines if ln.startswith(CAP_LINES)}
+
+
+def _program_and_zygote_caps(box: Sandbox) -> tuple[dict, dict]:
+    """The capability sets of a running program's process and of its zygote, read from the
+    host's /proc while the program sleeps."""
+    root = box._pool.workers[0].proc.pid  # type: ignore[union-attr]
+    idle = max(d for _, d in _tree(root))  # the zygote, a leaf while no program runs
+    result: list = []
+    runner = threading.Thread(
+        target=lambda: result.append(box.run([SLEEPER], HELD, entry_point="f"))
+    )
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and runner.is_alive():
+            tree = _tree(root)
+            child = [p for p, d in tree if d == idle + 1]
+            if child:
+                zygote = [p for p, d in tree if d == idle]
+                return _caps(child[0]), _caps(zygote[0])
+            time.sleep(0.01)
+        raise AssertionError("the program's process never appeared")
+    finally:
+        runner.join()
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_program_holds_no_capability(path):
+    """An ordinary user's bubblewrap gives the zygote ``CAP_CHECKPOINT_RESTORE`` in the worker's
+    user namespace, to set the pid counter back; a program must not hold it (nor any other):
+    every set of the running program's process is empty.  The check can fail: on that path the
+    zygote beside it does hold the capability."""
+    with _box(path) as box:
+        program, zygote = _program_and_zygote_caps(box)
+    assert program == dict.fromkeys(CAP_LINES, 0), (program, zygote)
+    if path == "nonroot_default":
+        assert zygote[b"CapEff:"] == 1 << 40, zygote  # CAP_CHECKPOINT_RESTORE
+
+
+def test_without_the_capability_drop_a_program_holds_the_workers_capability(monkeypatch, open_dir):
+    """Defence: every child empties its capability sets before any program code runs
+    (``_pidreset.drop_caps`` in ``setup_child``).  Removed: the program of an ordinary user's
+    bubblewrap'd worker holds ``CAP_CHECKPOINT_RESTORE``, permitted, effective and ambient."""
+    weakened_worker(monkeypatch, open_dir, "replace(_child, 'drop_caps', lambda libc, p: None)")
+    with _box("nonroot_default") as box:
+        program, _ = _program_and_zygote_caps(box)
+    cap = 1 << 40
+    assert (program[b"CapPrm:"], program[b"CapEff:"], program[b"CapAmb:"]) == (cap,) * 3, program
+
+
+def test_where_bubblewrap_cannot_grant_the_capability_it_starts_without_the_reset(monkeypatch):
+    """A kernel older than 5.9 has no ``CAP_CHECKPOINT_RESTORE`` (and a setuid bubblewrap
+    refuses ``--cap-add`` to an ordinary user): bubblewrap then starts as before (``--dev``,
+    ``--disable-userns``), the report has no ``pid-reset``, and the channel is open, as
+    docs/sandbox.md states."""
+    monkeypatch.setattr(_confine, "_cap_known", lambda cap: False)
+    with _box("nonroot_default") as box:
+        assert box._pool.plan.pid_cap is False  # type: ignore[union-attr]
+        assert "pid-ns" in box.isolation and "pid-reset" not in box.isolation, box.isolation
+        views = _views(box, PID_SENDER, PID_RECEIVER)
+        program, zygote = _program_and_zygote_caps(box)
+    assert _decode([v[0] for v in views]) == NS, views
+    assert program == zygote == dict.fromkeys(CAP_LINES, 0), (program, zygote)

@@ -31,11 +31,13 @@ if TYPE_CHECKING:
 try:
     from ._filter import patch_pid
     from ._landlock import restrict_self
+    from ._pidreset import drop_caps
     from ._stdio import normalised_sha
     from ._values import TEXT_CAP, Unserialisable, canon
 except ImportError:  # run by the zygote as a plain script, not as part of the package
     from _filter import patch_pid  # type: ignore[no-redef]
     from _landlock import restrict_self  # type: ignore[no-redef]
+    from _pidreset import drop_caps  # type: ignore[no-redef]
     from _stdio import normalised_sha  # type: ignore[no-redef]
     from _values import TEXT_CAP, Unserialisable, canon  # type: ignore[no-redef]
 
@@ -171,6 +173,8 @@ def setup_child(
         os.setgroups([])
         os.setgid(cfg["uid"])
         os.setuid(cfg["uid"])
+    if cfg.get("_nocaps") is not None and libc is not None:
+        drop_caps(libc, cfg["_nocaps"])  # bubblewrap's capability for the pid counter (_pidreset)
     if ruleset >= 0 and libc is not None:
         restrict_self(libc, 4)  # a fresh Landlock domain: this program's alone
         os.close(4)

@@ -58,13 +58,14 @@ class Plan:
     hidden: tuple[str, ...] = ()  # site-packages inside a readable path, masked
     missing: tuple[str, ...] = field(default=())
     size_cap: bool = False
+    pid_cap: bool = False  # as an ordinary user, bubblewrap grants CAP_CHECKPOINT_RESTORE
 
     def worker_command(self) -> list[str]:
         """bwrap's part of a worker's command line ([] when not under bubblewrap)."""
         if self.confinement != "bwrap" or self.bwrap is None:
             return []
         return [*bwrap_args(self.bwrap, self.root, list(self.read), list(self.hidden),
-                            self.size_cap), "--"]  # fmt: skip
+                            self.size_cap, self.pid_cap), "--"]  # fmt: skip
 
     def report(self) -> dict:
         return {
@@ -195,12 +196,29 @@ def _symlinks_on(path: str) -> list[tuple[str, str]]:
 
 
 def bwrap_args(
-    bwrap: str, root: bool, read: list[str], hidden: list[str], size_cap: bool = True
+    bwrap: str,
+    root: bool,
+    read: list[str],
+    hidden: list[str],
+    size_cap: bool = True,
+    pid_cap: bool = True,
 ) -> list[str]:
-    """The bubblewrap command line of one worker (everything before ``--``)."""
+    """The bubblewrap command line of one worker (everything before ``--``).  ``pid_cap``: as an
+    ordinary user, grant the zygote the capability to set the pid counter back."""
     args = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]  # fmt: skip
-    if not root:  # without a user namespace an unprivileged bwrap cannot set anything up
+    nested = True  # whether bubblewrap nests a second user namespace (see below)
+    if not root and pid_cap:
+        # A user namespace (without one an unprivileged bwrap cannot set anything up), and in it
+        # the capability to set the pid namespace's counter back before every program
+        # (``_pidreset``): the zygote keeps it, every child drops it before any program code.
+        # Neither ``--dev`` nor ``--disable-userns``: either makes bubblewrap nest a second user
+        # namespace, which holds no capability over the pid namespace.  Nested user namespaces
+        # stay out of reach: seccomp refuses ``unshare``, ``clone`` with a namespace flag, and
+        # ``clone3``.
+        args += ["--unshare-user", "--cap-add", "CAP_CHECKPOINT_RESTORE"]
+        nested = False
+    elif not root:
         args += ["--unshare-user", "--disable-userns"]
     # As root there is no user namespace: the children drop to a uid of their worker's own
     # (_pool.worker_uid), and RLIMIT_NPROC binds.
@@ -225,7 +243,20 @@ def bwrap_args(
         args += ["--ro-bind", p, p]
     for h in hidden:
         args += ["--tmpfs", h]
-    return [*args, "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+    # The programs open nothing in /dev (reads are confined); the zygote opens /dev/null.
+    dev = ["--dev", "/dev"] if root or nested else ["--dev-bind", "/dev/null", "/dev/null"]
+    return [*args, "--proc", "/proc", *dev, "--chdir", "/tmp"]
+
+
+CAP_CHECKPOINT_RESTORE = 40  # Linux 5.9
+
+
+def _cap_known(cap: int) -> bool:
+    """Whether the running kernel knows capability number ``cap``."""
+    try:
+        return int(Path("/proc/sys/kernel/cap_last_cap").read_text()) >= cap
+    except (OSError, ValueError):
+        return False
 
 
 def bwrap_version(bwrap: str) -> tuple[int, ...]:
@@ -298,12 +329,19 @@ def plan(
         else:
             version = bwrap_version(bwrap)
             size_cap = version >= (0, 10)
-            cmd = bwrap_args(bwrap, root, read, hidden, size_cap)
+            # The capability for the pid counter where the kernel knows it and bubblewrap grants
+            # it (a setuid bubblewrap refuses ``--cap-add`` to an ordinary user), else without.
+            pid_cap = not root and _cap_known(CAP_CHECKPOINT_RESTORE)
+            cmd = bwrap_args(bwrap, root, read, hidden, size_cap, pid_cap)
             ok, why = _bwrap_works(cmd, python, as_uid)
+            if not ok and pid_cap:
+                pid_cap = False
+                cmd = bwrap_args(bwrap, root, read, hidden, size_cap, pid_cap)
+                ok, why = _bwrap_works(cmd, python, as_uid)
             if ok and bpf:
                 return Plan(confinement="bwrap", bwrap=bwrap, bwrap_source=source,
                             bwrap_version=".".join(map(str, version)), size_cap=size_cap,
-                            **common)  # type: ignore[arg-type]  # fmt: skip
+                            pid_cap=pid_cap, **common)  # type: ignore[arg-type]  # fmt: skip
             if not ok:
                 missing.append(f"bubblewrap: {bwrap} ({source}) cannot start here: {why}")
     if prefer in ("auto", "landlock"):

@@ -68,7 +68,7 @@ try:
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
     from ._mounts import private_mounts, unmount
-    from ._pidreset import open_counter, reset
+    from ._pidreset import caps_held, no_caps, open_counter, reset
     from ._userns import NPROC_OWN_NS, own_user_namespace
     from ._values import parse_literal
 except ImportError:  # run as a plain script by the pool: load the siblings by path
@@ -92,7 +92,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
     from _mounts import private_mounts, unmount  # type: ignore[no-redef]
-    from _pidreset import open_counter, reset  # type: ignore[no-redef]
+    from _pidreset import caps_held, no_caps, open_counter, reset  # type: ignore[no-redef]
     from _userns import NPROC_OWN_NS, own_user_namespace  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
 
@@ -237,6 +237,8 @@ class Zygote:
         self.last_pid, self.pid_word = -1, b"%d" % self.pid
         if "pid-ns" in levels:
             self.last_pid = open_counter(self.pid)
+        if cfg["uid"] is None and self.libc is not None and caps_held(self.libc):
+            cfg["_nocaps"] = no_caps()  # bubblewrap's capability: every child drops it
         # Once per worker rather than once per program: the filter's bytes and where its pid
         # goes, /dev/null, SIGXFSZ ignored; the environment is set with each work directory.
         if cfg["bpf"]:
