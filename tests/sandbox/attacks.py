@@ -255,8 +255,8 @@ def attacks(ctx: dict) -> list[Attack]:
             "chmod 000 of the work directory and its parent",
             phase="set",
             src=(
-                "def f(x):\n    refused(lambda: os.chmod('.', 0))\n"
-                "    refused(lambda: os.chmod('..', 0o500))\n    return 'set'\n"
+                "def f(x):\n    refused(lambda: os.chmod('..', 0))  # first: '..' is found through '.'\n"
+                "    refused(lambda: os.chmod('.', 0))\n    return 'set'\n"
             ),
         ),
         Attack(

@@ -7,6 +7,7 @@ How a defence is removed: ``removal.py``.
 
 from __future__ import annotations
 
+import os
 import platform
 
 import pytest
@@ -251,14 +252,20 @@ METADATA_CALLS = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes",
 REUSE = "replace(_worker.Zygote, '_pristine', lambda self: True)  # the directory reused as left"
 
 
-def _metadata_said(box: Sandbox) -> dict[str, str]:
-    """What each check said after its set ran in the program before it (one worker)."""
+WHERE = "import os\ndef f(x):\n    return os.path.dirname(os.getcwd())\n"
+
+
+def _metadata_said(box: Sandbox) -> tuple[dict[str, str], bool, str]:
+    """What each check said after its set ran in the program before it (one worker), whether
+    that worker lived through it all, and the directory above the work directory."""
+    base = _said(box, WHERE).strip("'")
+    pids = box._pool.worker_pids()  # type: ignore[union-attr]
     out = {}
     for set_name, check_name in METADATA:
         set_, check = _pick([set_name, check_name])
         box.run([set_.src], HELD, entry_point="f")
         out[check_name] = _said(box, check.src)
-    return out
+    return out, box._pool.worker_pids() == pids, base  # type: ignore[union-attr]
 
 
 METADATA_PATHS = ["auto", "landlock", "auto as an ordinary user", "landlock as an ordinary user"]
@@ -273,8 +280,9 @@ def test_work_directory_metadata_each_layer_holds_alone_and_without_both_it_carr
     above it for the next program (a chmod that breaks later honest programs; an mtime or an
     xattr that carries data): seccomp refuses chmod, the ``utime*`` calls and xattrs, and after
     every program the zygote checks that both are exactly as made (entries, inode, mode, owner,
-    mtime, ctime: ``Zygote._pristine``), and otherwise restores the one above (mode, xattrs)
-    and makes a fresh work directory.  Each alone holds, on every path (as an ordinary user the
+    mtime, ctime: ``Zygote._pristine``), and otherwise restores the one above (mode, times,
+    xattrs; even at mode 000) and makes a fresh work directory.  Each alone holds, on every
+    path, without losing the worker or leaving a directory behind (as an ordinary user the
     directory above belongs to the programs' uid: they can chmod it and set its xattrs).
     Without both (the calls on the allow-list; the check always true, so the directory is
     reused as left) the next program reads the mtime and the xattr and cannot write its
@@ -289,9 +297,10 @@ def test_work_directory_metadata_each_layer_holds_alone_and_without_both_it_carr
     if path.endswith("ordinary user"):
         _as_ordinary_user(box)
     with _start(box) as b:
-        said = _metadata_said(b)
+        said, same_worker, base = _metadata_said(b)
+    assert base.startswith("/") and not os.path.exists(base), base  # nothing left on the host
     if removed != "both":
-        assert set(said.values()) == {"'held'"}, said
+        assert set(said.values()) == {"'held'"} and same_worker, said
         return
     assert said["mtime read back"] == "'ESCAPED mtime .'", said
     assert said["xattr read back"] == "'ESCAPED xattr'", said

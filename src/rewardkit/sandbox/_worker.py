@@ -725,15 +725,22 @@ def _wipe(top: str) -> None:
     reset.  Iterative and fd-relative: each directory's subdirectories are first moved up into
     ``top``, so depth never grows a stack."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    mode = 0o700 if os.geteuid() != 0 else 0o711
     try:
         top_fd = os.open(top, flags)
+    except PermissionError:  # without a uid drop the programs own it: they made it mode 000
+        try:
+            os.chmod(top, mode)
+            top_fd = os.open(top, flags)
+        except OSError:
+            return
     except OSError:
         return
     moved = 0
     try:
-        # Restore a chmodded top, and (without a uid drop the programs own it) its times and
-        # xattrs, which could carry data to the next program (an atime survives a noatime mount).
-        os.fchmod(top_fd, 0o700 if os.geteuid() != 0 else 0o711)
+        # Restore a chmodded top, and (the programs may own it, as above) its times and xattrs,
+        # which could carry data to the next program (an atime survives a noatime mount).
+        os.fchmod(top_fd, mode)
         with suppress(OSError):
             os.utime(top_fd)
         with suppress(OSError):  # a file system without xattrs
