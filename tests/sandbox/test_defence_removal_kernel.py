@@ -1,9 +1,10 @@
 """Isolation defences of kernel objects and other processes, each removed: the attack gets through.
 
 Keyrings (refused by the seccomp allow-list), and the layers between a program and a process
-outside its sandbox (seccomp, the pid namespace, Landlock, a uid per worker) against ``ptrace``,
-``process_vm_readv``, ``pidfd_*`` and ``tgkill``, and against reading it through ``/proc``.  How
-a defence is removed: ``removal.py``.  Every target is a process or key this test made.
+outside its sandbox (seccomp, the pid namespace, Landlock, a uid per worker) against ``tgkill``,
+``pidfd_*``, ``ptrace``, ``process_vm_readv``, ``prlimit64``, ``setpriority`` and
+``sched_setaffinity``, and against reading it through ``/proc``.  How a defence is removed:
+``removal.py``.  Every target is a process or key this test made.
 """
 
 from __future__ import annotations
@@ -268,16 +269,19 @@ def _remove(monkeypatch, layer: str) -> None:
 def test_reaching_another_workers_programs_each_layer_holds_alone_and_without_all_it_does(
     monkeypatch, bystanders, kept
 ):
-    """Defences against a program signalling, tracing, reading the memory of or stealing a file
-    descriptor from a process outside its sandbox: seccomp (``tgkill`` only on itself;
-    ``ptrace``, ``process_vm_readv``, ``pidfd_*`` refused), bubblewrap's pid namespace (the
-    host's pids name nothing there), Landlock (signals scoped to the program's domain; no
-    ptrace access outside it) and, as root, a uid per worker.  The targets run as the uid of
-    worker 1's programs, as their programs would; the attacker runs on worker 0 under bubblewrap.
-    Each layer alone, the other three removed, holds all five attacks; without all four (the
-    calls allowed; no ``--unshare-pid`` and strict's check of it; no Landlock ruleset; one uid
-    for every worker) each gets through: two bystanders are killed, one is traced, its memory
-    read and its stdout taken."""
+    """Defences against a program signalling, tracing, reading the memory of, stealing a file
+    descriptor from or starving a process outside its sandbox: seccomp (``tgkill`` and
+    ``prlimit64`` only on itself; ``ptrace``, ``process_vm_readv``, ``pidfd_*``,
+    ``setpriority``, ``sched_setaffinity`` refused), bubblewrap's pid namespace (the host's
+    pids name nothing there), Landlock (signals scoped to the program's domain; no ptrace
+    access outside it) and, as root, a uid per worker.  The targets run as the uid of worker
+    1's programs, as their programs would; the attacker runs on worker 0 under bubblewrap.
+    Seccomp, the pid namespace and the uid each alone (the other three removed) hold all eight
+    attacks; Landlock alone holds the five it covers and not the last three.  Without all four
+    (the calls allowed; no ``--unshare-pid`` and strict's check of it; no Landlock ruleset; one
+    uid for every worker) each gets through: two bystanders are killed, one is traced, its
+    memory read and its stdout taken, and three get 1 MiB of address space, nice 19 and one
+    CPU (read back from /proc)."""
     root = os.geteuid() == 0
     if not root and kept not in ("pid namespace", "all"):
         pytest.skip(
@@ -306,10 +310,12 @@ def test_on_the_landlock_path_as_one_uid_landlock_holds_ptrace_even_without_its_
     monkeypatch, open_dir, bystanders, removed
 ):
     """The Landlock path as an ordinary user: no pid namespace, one uid for every worker, so
-    seccomp and Landlock are the only layers.  Without seccomp's, Landlock holds all five.
-    Without its signal scope as well, the signals get through (both bystanders killed), while
-    tracing, reading memory and taking a descriptor stay refused: Landlock denies ptrace access
-    outside the program's domain whatever its scopes, a restriction no flag removes alone."""
+    seccomp and Landlock are the only layers, and for ``prlimit64``, ``setpriority`` and
+    ``sched_setaffinity`` seccomp alone: without it those three get through.  Landlock holds
+    the other five.  Without its signal scope as well, the signals get through (both
+    bystanders killed), while tracing, reading memory and taking a descriptor stay refused:
+    Landlock denies ptrace access outside the program's domain whatever its scopes, a
+    restriction no flag removes alone."""
     _remove(monkeypatch, "seccomp")
     if removed.endswith("signal scope"):
         weakened_worker(monkeypatch, open_dir, NO_SIGNAL_SCOPE)
