@@ -34,6 +34,16 @@ SLOW = (
     "        except BaseException:\n            pass\n"
     "    return 'held'\n"
 )
+SLOW_IMPORT = (  # the same at import: the record that the module ran comes late
+    "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+    "end = time.monotonic() + SLOW\nwhile time.monotonic() < end:\n    try:\n"
+    "        time.sleep(max(0.0, end - time.monotonic()))\n    except BaseException:\n"
+    "        pass\ndef f(x):\n    return 'held'\n"
+)
+PROGRAMS = {
+    **{name: SLOW.replace("DEFEAT", d) for name, d in DEFEAT.items()},
+    "SIGALRM ignored by the module's own code": SLOW_IMPORT,
+}
 NO_WATCHDOG = """
 init = _worker.Zygote.__init__
 def without_watchdog(self, cfg):  # the margin beyond the budget made endless
@@ -47,13 +57,13 @@ NO_LATE_RULE = "replace(_worker, 'LATE_S', 1e6)  # any record, however late, is 
 
 
 def _slow_outcomes() -> dict[str, tuple[Status, str]]:
-    programs = [SLOW.replace("SLOW", str(SLOW_S)).replace("DEFEAT", d) for d in DEFEAT.values()]
+    programs = [src.replace("SLOW", str(SLOW_S)) for src in PROGRAMS.values()]
     # Sleeping programs take no CPU: a worker each, so the run lasts one program's time.
     box = Sandbox(timeout_s=BUDGET_S, memory_mb=256, workers=len(programs))
     with _start(box) as b:
         t = b.run(programs, HELD, entry_point="f")
     return {
-        name: (Status(int(t.status[i, 0])), str(t.detail[i, 0])) for i, name in enumerate(DEFEAT)
+        name: (Status(int(t.status[i, 0])), str(t.detail[i, 0])) for i, name in enumerate(PROGRAMS)
     }
 
 
@@ -61,11 +71,12 @@ def _slow_outcomes() -> dict[str, tuple[Status, str]]:
 def test_watchdog_and_late_rule_each_hold_alone_and_without_both_a_slow_program_passes(
     monkeypatch, open_dir, removed
 ):
-    """Six programs defeat their in-child alarm (SIGALRM ignored, blocked or handled, the timer
-    cancelled two ways, the budget exception caught) and answer correctly 1.2 s after they
-    start, about five times their budget.  With the watchdog (killed at budget + margin, 0.64 s
-    before the answer) or with the late-answer rule (an answer read later than ``late`` after
-    the previous record is a TIMEOUT) each is a TIMEOUT.  Without both (the margin made endless
+    """Seven programs defeat their in-child alarm (SIGALRM ignored, blocked or handled, the
+    timer cancelled two ways, the budget exception caught; one while its module runs) and
+    answer correctly 1.2 s after they start, about five times their budget.  With the
+    watchdog (killed at budget + margin, 0.64 s before the answer) or with the late-answer rule
+    (an answer, or the record that the module ran, read later than ``late`` after the previous
+    record is a TIMEOUT) each is a TIMEOUT.  Without both (the margin made endless
     in the zygote; ``LATE_S`` so large that no answer is late) each gets a PASS: a program that
     ignores the budget out-ranks an honest one that kept to it and timed out."""
     patch = {"the watchdog": NO_WATCHDOG, "the late-answer rule": NO_LATE_RULE,
@@ -74,4 +85,4 @@ def test_watchdog_and_late_rule_each_hold_alone_and_without_both_a_slow_program_
         weakened_worker(monkeypatch, open_dir, patch)
     out = _slow_outcomes()
     want = Status.PASS if removed == "both" else Status.TIMEOUT
-    assert {name: s for name, (s, _) in out.items()} == dict.fromkeys(DEFEAT, want), out
+    assert {name: s for name, (s, _) in out.items()} == dict.fromkeys(PROGRAMS, want), out
