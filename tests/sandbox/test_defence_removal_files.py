@@ -171,6 +171,47 @@ def test_with_reads_not_confined_to_the_readable_paths_a_host_secret_is_read(
     assert said == "'ESCAPED rk-removal-secret-5d'", said
 
 
+@pytest.mark.parametrize(
+    "widened", ["bubblewrap's root", "Landlock's rules", "bubblewrap's root, no Landlock"]
+)
+def test_reads_on_the_default_path_each_layer_holds_alone(monkeypatch, open_dir, widened):
+    """On the default path two layers confine reads: bubblewrap's root holds only the readable
+    paths, and the Landlock domain inside it grants only them.  Each alone holds: the secret's
+    directory bound into bubblewrap's root (Landlock kept) or granted by Landlock (not bound)
+    stays unreadable.  Bound and without Landlock (its ABI reported as 0), it is read, as when
+    both are widened (the test above)."""
+    secret_dir = open_dir / "host"
+    secret_dir.mkdir(mode=0o755)
+    (secret_dir / "secret.txt").write_text("rk-removal-secret-71ab")
+    (secret_dir / "secret.txt").chmod(0o644)
+    ctx = _ctx(secret_file=str(secret_dir / "secret.txt"), secret="rk-removal-secret-71ab")
+    (attack,) = _pick([SECRET_READ], ctx)
+    readable_paths, bwrap_args = _confine.readable_paths, _confine.bwrap_args
+
+    def bound(bwrap, root, read, *args, **kwargs):  # the directory bound by bubblewrap
+        return bwrap_args(bwrap, root, [*read, str(secret_dir)], *args, **kwargs)
+
+    def granted(*args, **kwargs):  # the directory granted by Landlock (and the probe's list)
+        read, hidden = readable_paths(*args, **kwargs)
+        return [*read, str(secret_dir)], hidden
+
+    def not_bound(bwrap, root, read, *args, **kwargs):
+        return bwrap_args(bwrap, root, [p for p in read if p != str(secret_dir)], *args, **kwargs)
+
+    if widened.startswith("bubblewrap's root"):
+        monkeypatch.setattr(_confine, "bwrap_args", bound)
+    else:
+        monkeypatch.setattr(_confine, "readable_paths", granted)
+        monkeypatch.setattr(_confine, "bwrap_args", not_bound)
+    if widened.endswith("no Landlock"):
+        monkeypatch.setattr(_confine, "landlock_abi", lambda libc: 0)
+    with _start(_box("bwrap")) as box:
+        assert ("landlock" in box.isolation) != widened.endswith("no Landlock"), box.isolation
+        said = _said(box, attack.src)
+    want = "'ESCAPED rk-removal-secret-71'" if widened.endswith("no Landlock") else "'held'"
+    assert said == want, said
+
+
 # --------------------------------------------------------------------- the total write cap
 FILL = "fill the disk through the work directory"
 
