@@ -79,12 +79,17 @@ def test_a_recursive_rmtree_instead_of_the_iterative_wipe_loses_the_worker(monke
     """Defence: the wipe is iterative and fd-relative, so no depth grows a stack.  Replaced by
     ``shutil.rmtree`` (recursive, ``ignore_errors=True``): a program that leaves 1,500 nested
     directories kills the worker during its cleanup (RecursionError, which ``ignore_errors``
-    does not cover); its cell is CRASH "worker lost" and a fresh worker replaces it."""
+    does not cover); its cell is CRASH "worker lost" and a fresh worker replaces it.  Run as an
+    ordinary user: as root each remade work directory is a new tmpfs (``fresh-tmpfs``), so no
+    directory of a program's is ever walked."""
     suite = _pick([NESTED])
     for patch in ("", NAIVE_WIPE):
         if patch:
             weakened_worker(monkeypatch, open_dir, patch)
-        with _start(_box(timeout_s=5.0)) as box:
+        box = _box(timeout_s=5.0)
+        _as_ordinary_user(box)
+        with _start(box) as box:
+            assert "fresh-tmpfs" not in box.isolation, box.isolation
             before = box._pool.worker_pids()  # type: ignore[union-attr]
             out = _outcomes(box, suite)
             same_worker = box._pool.worker_pids() == before  # type: ignore[union-attr]

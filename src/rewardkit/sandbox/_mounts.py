@@ -19,7 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-__all__ = ["private_mounts", "unmount"]
+__all__ = ["fresh_tmpfs", "private_mounts", "unmount"]
 
 CLONE_NEWNS = 0x0002_0000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
@@ -115,3 +115,15 @@ def _bind_back(libc: ctypes.CDLL, fd: int, path: str, top: str) -> None:
 def unmount(libc: ctypes.CDLL, path: str) -> None:
     """Detach the tmpfs on ``path`` (the host's directory underneath is then empty)."""
     libc.umount2(path.encode(), MNT_DETACH)
+
+
+def fresh_tmpfs(libc: ctypes.CDLL, path: str, cap_mb: int, uid: int) -> None:
+    """A new, empty tmpfs of ``cap_mb`` MiB on ``path`` (mode 0700, owned by ``uid``), in place
+    of the one there (detached: its memory goes with its last user).  Each is a file system of
+    its own, so its inode numbers start afresh: nothing a program made in the last one (N files
+    made and removed move the counter by N) shows in the next one's numbers.  Raises OSError
+    when the kernel refuses the mount (the zygote then stops rather than reuse the last one)."""
+    libc.umount2(path.encode(), MNT_DETACH)  # nothing mounted there yet: EINVAL, ignored
+    opts = f"size={cap_mb}m,mode=0700,uid={uid},gid={uid}"
+    if not _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts):
+        raise OSError(ctypes.get_errno(), f"mount tmpfs on {path}")

@@ -30,7 +30,7 @@ __all__ = ["LEVEL_ORDER", "LocalPool"]
 
 WORKER = Path(__file__).with_name("_worker.py")
 LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "pid-reset", "ipc-ns", "net-ns",
-               "bwrap", "reads-confined", "write-cap", "file-cap", "landlock",
+               "bwrap", "reads-confined", "write-cap", "fresh-tmpfs", "file-cap", "landlock",
                "seccomp-allowlist")  # fmt: skip
 # What "strict" must verify in every worker before it runs anything.
 STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),
@@ -300,6 +300,8 @@ class LocalPool:
             "host_ns": _host_namespaces(),
             # Landlock alone, as root: a private mount namespace per worker (``_mounts``).
             "private_mounts": WRITE_CAP_MB if root and self.plan.confinement == "landlock" else 0,
+            # As root under bubblewrap: a fresh tmpfs per remade work directory (``_mounts``).
+            "fresh_tmpfs": WRITE_CAP_MB if root and self.plan.confinement == "bwrap" else 0,
             # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).
             "file_cap": FILE_CAP if self.plan.confinement == "landlock" else 0,
             # Landlock as an ordinary user: a user namespace per worker, so the process cap of

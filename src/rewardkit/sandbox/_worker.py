@@ -67,7 +67,7 @@ try:
     from ._filecap import FileCount
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
-    from ._mounts import private_mounts, unmount
+    from ._mounts import fresh_tmpfs, private_mounts, unmount
     from ._pidreset import caps_held, no_caps, open_counter, reset
     from ._userns import NPROC_OWN_NS, own_user_namespace
     from ._values import parse_literal
@@ -91,7 +91,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _filecap import FileCount  # type: ignore[no-redef]
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
-    from _mounts import private_mounts, unmount  # type: ignore[no-redef]
+    from _mounts import fresh_tmpfs, private_mounts, unmount  # type: ignore[no-redef]
     from _pidreset import caps_held, no_caps, open_counter, reset  # type: ignore[no-redef]
     from _userns import NPROC_OWN_NS, own_user_namespace  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
@@ -183,6 +183,7 @@ class Zygote:
         self.rbuf, self.rlen = _private(READ_BYTES), 0  # the child's bytes, as read
         self.cbuf, self.clen = _private(CELL_BYTES), 0  # cells of the row not yet sent
         self.row = -1
+        self.fresh_mb = 0  # a fresh tmpfs per remade work directory (MiB; 0: a plain directory)
         try:
             self.libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
         except OSError:
@@ -217,6 +218,18 @@ class Zygote:
             with suppress(OSError):
                 self.files = FileCount(self.libc, cfg["file_cap"])
         os.chmod(self.base, 0o711 if cfg["uid"] is not None else 0o700)
+        # As root in a private mount namespace (bubblewrap's, or ``private_mounts``'), each work
+        # directory is a tmpfs of its own on one mount point: a new file system's inode numbers
+        # start afresh, so none carries a count from the program before (``fresh_tmpfs``).
+        mb = cfg.get("fresh_tmpfs") or (cfg.get("private_mounts", 0) if self.mounted else 0)
+        if mb and cfg["uid"] is not None and self.libc is not None:
+            os.mkdir(os.path.join(self.base, "w"), 0o700)  # the mount point, for good
+            try:
+                fresh_tmpfs(self.libc, os.path.join(self.base, "w"), mb, cfg["uid"])
+                self.fresh_mb = mb
+                levels.append("fresh-tmpfs")
+            except OSError:
+                os.rmdir(os.path.join(self.base, "w"))
         self.serial = 0
         cfg["workdir"] = self._fresh_dir()
         self.ruleset = -1
@@ -286,9 +299,12 @@ class Zygote:
         # One name for every work directory: a serial in it counted the directories remade so
         # far, which every later program could read (``tests/sandbox/test_covert.py``).
         path = os.path.join(self.base, "w")
-        os.mkdir(path, 0o700)
-        if self.cfg["uid"] is not None:
-            os.chown(path, self.cfg["uid"], self.cfg["uid"])
+        if self.fresh_mb and self.libc is not None:
+            fresh_tmpfs(self.libc, path, self.fresh_mb, self.cfg["uid"])
+        else:
+            os.mkdir(path, 0o700)
+            if self.cfg["uid"] is not None:
+                os.chown(path, self.cfg["uid"], self.cfg["uid"])
         if self.files is not None:
             self.files.watch(path)
             # The directory of work directories is the Landlock rule's (all of it writable) and,
@@ -365,7 +381,8 @@ class Zygote:
         os.close(r)
         os.waitpid(pid, 0)
         self._sweep()
-        _wipe(self.base)
+        if not self.fresh_mb:
+            _wipe(self.base)
         self.cfg["workdir"] = self._fresh_dir()
         try:
             out = json.loads(data)
@@ -602,7 +619,8 @@ class Zygote:
         # unless nothing at all changed (no entry, same mtime and ctime: a pristine directory
         # carries nothing), which saves a rmdir and a mkdir on most programs.
         if not self._pristine():
-            _wipe(self.base)
+            if not self.fresh_mb:  # else the programs cannot write in base (root's, 0711)
+                _wipe(self.base)
             self.cfg["workdir"] = self._fresh_dir()
         return status
 
@@ -877,6 +895,8 @@ def main() -> None:
                 break
     finally:
         z._sweep()
+        if z.fresh_mb and z.libc is not None:
+            unmount(z.libc, os.path.join(z.base, "w"))
         _wipe(z.base)
         if z.mounted and z.libc is not None:
             unmount(z.libc, z.base)
