@@ -86,3 +86,43 @@ def test_watchdog_and_late_rule_each_hold_alone_and_without_both_a_slow_program_
     out = _slow_outcomes()
     want = Status.PASS if removed == "both" else Status.TIMEOUT
     assert {name: s for name, (s, _) in out.items()} == dict.fromkeys(PROGRAMS, want), out
+
+
+# ------------------------------------------------- what never answers: the watchdog, the line cap
+NEVER = {
+    "never answers (SIGALRM ignored)": (
+        "import signal, time\ndef f(x):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+        "    time.sleep(30)\n    return 'held'\n"
+    ),
+    "a record line that never ends": (
+        "import os\ndef f(x):\n    while True:\n        os.write(3, b'9' * 65536)\n"
+    ),
+}
+NO_LINE_CAP = "replace(_worker, 'LINE_CAP', 1 << 40)  # a record line may be any length\n"
+STALL_S = 3.0  # the pool's check for a silent worker, shortened from 3 * (budget+margin) + 10 s
+
+
+@pytest.mark.parametrize("removed", ["nothing", "the watchdog", "the line cap", "both"])
+def test_without_the_watchdog_what_never_answers_holds_its_worker_until_the_stall_check(
+    monkeypatch, open_dir, removed
+):
+    """A program that ignores its alarm and sleeps, and one that writes a record line without
+    end.  The watchdog kills the first at budget + margin (TIMEOUT); the 1 MiB line cap kills
+    the second (CRASH, protocol violation), and without the cap the zygote's fixed read buffer
+    fills, the child blocks and the watchdog kills it (TIMEOUT).  Without the watchdog, nothing
+    in the zygote stops the sleeper, nor, without the cap as well, the writer: each holds its
+    worker until the pool's check for a silent worker (shortened here to 3 s) kills the whole
+    worker — CRASH "worker lost", and a fresh worker is started."""
+    patch = {"the watchdog": NO_WATCHDOG, "the line cap": NO_LINE_CAP,
+             "both": NO_WATCHDOG + NO_LINE_CAP}.get(removed)  # fmt: skip
+    if patch:
+        weakened_worker(monkeypatch, open_dir, patch)
+    with _start(Sandbox(timeout_s=BUDGET_S, memory_mb=256, workers=len(NEVER))) as b:
+        b._pool.stall_s = STALL_S  # type: ignore[union-attr]
+        t = b.run(list(NEVER.values()), HELD, entry_point="f")
+    got = {name: (Status(int(t.status[i, 0])), str(t.detail[i, 0])) for i, name in enumerate(NEVER)}
+    lost, timeout = (Status.CRASH, "worker lost"), (Status.TIMEOUT, "")
+    cut = (Status.CRASH, "protocol violation")
+    sleeper = lost if removed in ("the watchdog", "both") else timeout
+    writer = {"nothing": cut, "the watchdog": cut, "the line cap": timeout, "both": lost}
+    assert got == dict(zip(NEVER, [sleeper, writer[removed]])), got
