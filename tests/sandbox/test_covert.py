@@ -26,7 +26,7 @@ import time
 
 import pytest
 
-from rewardkit.sandbox import Sandbox, TestCase, _confine
+from rewardkit.sandbox import Sandbox, TestCase, _confine, _filter
 
 from .removal import weakened_worker
 from .test_pool import _as_ordinary_user
@@ -234,6 +234,44 @@ def test_the_work_directory_name_carries_nothing(path):
     with _box(path) as box:
         views = _views(box, WORKDIR_SENDER, WORKDIR_RECEIVER)
     assert all(v == views[0] for v in views), views
+
+
+MOUNT_RECEIVER = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def f(x):
+    buf = ctypes.create_string_buffer(256)
+    if libc.syscall(332, -100, b".", 0, 0x4000, buf) != 0:  # statx, STATX_MNT_ID_UNIQUE
+        return -ctypes.get_errno()
+    return int.from_bytes(buf.raw[144:152], "little")  # stx_mnt_id
+"""
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_mount_counter_carries_nothing(path):
+    """As root every work directory a program changed is a new tmpfs (``fresh-tmpfs``), and
+    Linux 6.8's unique mount id counts the mounts made on the host: a sender that leaves a file
+    (or not) moved it by one, and the next program read it with ``statx``.  Every receiver is
+    refused that field (seccomp: statx only without ``STATX_MNT_ID_UNIQUE``)."""
+    with _box(path) as box:
+        views = _views(box, WORKDIR_SENDER, MOUNT_RECEIVER)
+    assert views == [-1] * len(NS), views  # -EPERM
+
+
+def test_without_the_statx_rule_the_mount_counter_counts_the_senders_changes(monkeypatch):
+    """Defence: seccomp allows ``statx`` only without ``STATX_MNT_ID_UNIQUE``.  Removed (the
+    plain ``statx`` allowed): on the default path as root, each receiver's id is at least the
+    previous one's plus its sender's bit (N odd: a file left, a new tmpfs mounted), and each
+    changed directory moves it (the host's other mounts can only add)."""
+    monkeypatch.setattr(_filter, "STATX_MNT_ID_UNIQUE", 0)  # masked with 0: always allowed
+    with _box("strict_default") as box:
+        if "fresh-tmpfs" not in box.isolation:
+            pytest.skip(f"no fresh tmpfs on this machine's default path: {box.isolation}")
+        views = _views(box, WORKDIR_SENDER, MOUNT_RECEIVER)
+    assert all(v > 0 for v in views), views
+    steps = [b - a for a, b in itertools.pairwise(views)]
+    assert all(step >= n % 2 for step, n in zip(steps, NS[1:], strict=True)), (views, NS)
+    assert sum(steps) >= sum(n % 2 for n in NS[1:]) > 0, views
 
 
 ATIME_SENDER = """
