@@ -12,22 +12,22 @@ sandbox are measured alternately, ``repeats`` times each, and the ratio is the m
 per-round ratios.
 
 Beside both, the **design's ceiling**: the least a confined fork-per-program child can do here.
-An interpreter holding only what confinement needs (the zygote's own ``_child``, ``_filter``
-and ``_landlock`` modules, so ctypes, json, ast, re) forks one child per program; the child enters
-a Landlock domain and loads the seccomp allow-list, compiles the program, runs its 32 calls and
-writes their answers in one pipe write; the parent reads them, checks them and reaps.  No uid
-drop, rlimits, timers, per-test records or checks of types: a lower bound on the CPU a program
-costs in any design that runs it in a fresh confined fork, measured in the same rounds.  Its
-confinement is verified by a probe child (io_uring refused, a host file unreadable); a layer
-that does not hold is left out of ``ceiling_layers``, never claimed.
+An interpreter holding only what confinement needs (ctypes, and the sandbox's ``_landlock``
+module) forks one child per program; the child enters a Landlock domain and loads the seccomp
+allow-list, compiles the program, runs its 32 calls and writes their answers in one pipe write;
+the parent reads them, checks them and reaps.  No uid drop, rlimits, timers, per-test records,
+checks of types, literal parser or JSON: a lower bound on the CPU a program costs in any design
+that runs it in a fresh confined fork, measured in the same rounds.  Its confinement is
+verified by a probe child (io_uring refused, a host file unreadable); a layer that does not hold
+is left out of ``ceiling_layers``, never claimed.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -72,27 +72,33 @@ def fork_floor(workers: int, seconds: float = 1.0) -> tuple[float, float]:
 
 
 CEILING_SCRIPT = r"""
-import ctypes, json, os, sys, time
-here, seconds, work, read = sys.argv[1], float(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
-bpf_hex = sys.stdin.read().strip()
+import ctypes, os, sys, time
+here, seconds, work, read, host_file = sys.argv[1:6]
+read, bpf = read.split(os.pathsep), bytes.fromhex(sys.stdin.read().strip())
 sys.path.insert(0, here)
-from _child import _load_prepared, prepare_seccomp
-from _filter import pid_offsets
 from _landlock import abi, make_ruleset, restrict_self
 del sys.path[0]
 libc = ctypes.CDLL(None, use_errno=True)
-ready = None
-if bpf_hex:
-    bpf = bytes.fromhex(bpf_hex)
-    ready = prepare_seccomp(bpf, pid_offsets(bpf))
 version = abi(libc)
 ruleset = make_ruleset(libc, version, read, [work], [], [])[0] if version else -1
+
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+buf = ctypes.create_string_buffer(bpf, len(bpf))
+offsets = [k + 4 for k in range(0, len(bpf), 8) if bpf[k + 4 : k + 8] == PLACEHOLDER]
+prog = Prog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_char_p))
+ref = ctypes.byref(prog)
 
 def confine():
     if ruleset >= 0:
         restrict_self(libc, ruleset)
-    if ready is not None:
-        _load_prepared(libc, ready, os.getpid())
+    if bpf:
+        word = os.getpid().to_bytes(4, "little")
+        for k in offsets:
+            buf[k : k + 4] = word
+        if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ref, 0, 0):  # no_new_privs, filter
+            os._exit(3)
 
 def probe():
     held = []
@@ -101,7 +107,7 @@ def probe():
     if libc.syscall(425, 1, params) == -1:  # io_uring_setup: outside the allow-list
         held.append("seccomp-allowlist")
     try:
-        os.close(os.open(sys.argv[5], os.O_RDONLY))
+        os.close(os.open(host_file, os.O_RDONLY))
     except PermissionError:
         held.append("landlock")
     return held
@@ -109,16 +115,16 @@ def probe():
 r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
-    os.write(w, json.dumps(probe()).encode())
+    os.write(w, " ".join(probe()).encode())
     os._exit(0)
 os.close(w)
-held = json.loads(os.read(r, 4096))
+held = os.read(r, 4096).decode().split()
 os.close(r)
 os.waitpid(pid, 0)
 inputs = [(j,) for j in range(32)]
 expected = ",".join(str(j) for j in range(32)).encode()
 compile("def f(x):\n    return x\n", "<warm>", "exec", dont_inherit=True)
-n, wrong, end = 0, 0, time.perf_counter() + seconds
+n, wrong, end = 0, 0, time.perf_counter() + float(seconds)
 t0 = os.times()
 while time.perf_counter() < end:
     r, w = os.pipe()
@@ -140,7 +146,7 @@ while time.perf_counter() < end:
     wrong += out != expected
     n += 1
 t = os.times()
-print(json.dumps([n, sum(t[:4]) - sum(t0[:4]), wrong, held]))
+print(n, sum(t[:4]) - sum(t0[:4]), wrong, *held)
 """
 
 
@@ -148,7 +154,7 @@ def design_ceiling(workers: int, seconds: float = 1.0) -> tuple[float, float, tu
     """(programs/s, CPU seconds per program, layers verified) of ``workers`` minimal confined
     fork-per-program loops at once: the least CPU a program costs in a design that runs it in a
     fresh fork under Landlock and the seccomp allow-list (see the module's docstring)."""
-    from ._filter import build_allowlist_bpf
+    from ._filter import PID_PLACEHOLDER, build_allowlist_bpf
 
     try:
         bpf = build_allowlist_bpf()
@@ -164,24 +170,24 @@ def design_ceiling(workers: int, seconds: float = 1.0) -> tuple[float, float, tu
     with open(os.path.join(secret, "host-file"), "w") as fh:
         fh.write("the probe child must not read this")
     try:
-        args = [here, repr(seconds), os.path.join(work, "w"), json.dumps(read)]
+        script = CEILING_SCRIPT.replace("PLACEHOLDER", repr(struct.pack("<I", PID_PLACEHOLDER)))
+        args = [here, repr(seconds), os.path.join(work, "w"), os.pathsep.join(read)]
         os.mkdir(args[2])
-        cmd = [sys.executable, "-I", "-S", "-c", CEILING_SCRIPT, *args,
-               os.path.join(secret, "host-file")]  # fmt: skip
+        cmd = [sys.executable, "-I", "-S", "-c", script, *args, os.path.join(secret, "host-file")]
         procs = [
             subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for _ in range(workers)
         ]
         t0 = time.perf_counter()
-        outs = [json.loads(p.communicate(bpf)[0]) for p in procs]
+        outs = [p.communicate(bpf)[0].split() for p in procs]
         elapsed = time.perf_counter() - t0
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if any(o[2] for o in outs):
+    if any(len(o) < 3 or o[2] != "0" for o in outs):
         raise RuntimeError("the ceiling's children returned wrong answers")
-    n = sum(o[0] for o in outs)
-    held = set.intersection(*(set(o[3]) for o in outs))
-    return n / elapsed, sum(o[1] for o in outs) / max(n, 1), tuple(sorted(held))
+    n = sum(int(o[0]) for o in outs)
+    held = set.intersection(*(set(o[3:]) for o in outs))
+    return n / elapsed, sum(float(o[1]) for o in outs) / max(n, 1), tuple(sorted(held))
 
 
 def _tree_cpu(pids: list[int]) -> float:
