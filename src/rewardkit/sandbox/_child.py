@@ -49,7 +49,9 @@ __all__ = [
     "frame",
     "is_cell_line",
     "is_cell_record",
+    "is_ready_line",
     "is_ready_record",
+    "is_row_line",
     "is_row_record",
     "prepare_seccomp",
     "read_frame",
@@ -489,7 +491,10 @@ def is_row_record(rec: object) -> bool:
     )
 
 
-_FLOAT = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)"
+# A float as ``json.dumps`` spells it (``repr``: at most 17 significant digits, three zeros
+# before them below 1e-3), of bounded length: a 60,000-digit duration was copied into the
+# zygote's heap by ``float()`` and, freed, read by the next program (``test_attack_v3``).
+_FLOAT = rb"-?(?:0|[1-9][0-9]{0,16})(?:\.[0-9]{1,20}(?:[eE][-+]?[0-9]{1,3})?|[eE][-+]?[0-9]{1,3})"
 _ESCAPED = rb'(?:[ !#-\[\]-~]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*'  # json.dumps, ASCII
 # A cell record exactly as the child's json.dumps writes it: the zygote checks it on the bytes
 # it read, never decoding it, so no copy of a program's answer outlives the record in the
@@ -505,6 +510,11 @@ CELL_LINE = re.compile(
     + rb')"\]'
 )
 _HEX64 = re.compile(rb"[0-9a-f]{64}")
+# The import's records, checked on their bytes too: the zygote never decodes what a child
+# wrote, since a decoded copy outlives the check in its heap, which every later child inherits
+# (a 60 KiB line after a program's last record reached the next program that way).
+READY_LINE = re.compile(rb'\["R", (' + _FLOAT + rb")\]")
+ROW_LINE = re.compile(rb'\["X", "([SETM])", "(' + _ESCAPED + rb')"\]')
 VALUE_BYTES = 12 * TEXT_CAP  # a value's escaped payload (\\uXXXX pairs: 12 bytes a character)
 DETAIL_BYTES = 12 * 200
 
@@ -525,6 +535,27 @@ def is_cell_line(
     if kind == "H":
         return (kind, cpu) if _HEX64.fullmatch(buf, p0, p1) else None
     return (kind, cpu) if p1 - p0 <= (value_cap if kind == "V" else DETAIL_BYTES) else None
+
+
+def is_ready_line(buf: bytearray | mmap.mmap, start: int, end: int) -> float | None:
+    """``buf[start:end]`` as the child's ready record: the CPU seconds its import took, or
+    None.  Checked on the bytes, in the child's own spelling (``is_ready_record``)."""
+    m = READY_LINE.fullmatch(buf, start, end)
+    if m is None:
+        return None
+    cpu = float(m.group(1))
+    return cpu if _seconds(cpu) else None
+
+
+def is_row_line(buf: bytearray | mmap.mmap, start: int, end: int) -> tuple[str, int, int] | None:
+    """``buf[start:end]`` as a whole-row record in the child's own spelling: (kind, start and
+    end of its escaped detail in ``buf``), or None.  The detail is never decoded here; the
+    zygote copies its bytes into each cell, and the sandbox process checks its characters."""
+    m = ROW_LINE.fullmatch(buf, start, end)
+    if m is None:
+        return None
+    p0, p1 = m.span(2)
+    return (m.group(1).decode(), p0, p1) if p1 - p0 <= DETAIL_BYTES else None
 
 
 def is_cell_record(rec: object, expect_idx: int) -> bool:

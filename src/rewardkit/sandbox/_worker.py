@@ -19,7 +19,8 @@ Protocol (one JSON document per line):
   peak_rss_kb]`` per job.
 - child → zygote pipe: ``["R", cpu_s]`` once the program's module ran, then ``[idx, kind, dur, cpu,
   payload]`` per test in order, spelled exactly as ``json.dumps`` writes it (checked on the
-  bytes, ``_child.is_cell_line``), or ``["X", kind, payload]`` when the whole row fails (syntax
+  bytes, ``_child.is_cell_line``, ``is_ready_line``, ``is_row_line``), or ``["X", kind, payload]``
+  when the whole row fails (syntax
   error, exception at import).  Anything else is a protocol violation: the child is killed and
   the cell becomes CRASH.  Neither a source nor a record is ever decoded into an object here:
   they stay in buffers zeroed after use, since every later child inherits this heap.
@@ -44,18 +45,13 @@ import sys
 import time
 from contextlib import suppress
 
-TYPE_CHECKING = False  # typing is not imported at run time: the zygote stays small
-if TYPE_CHECKING:
-    from typing import Any
-
 try:
     from ._child import (
         PR_SET_PDEATHSIG,
         child_env,
-        decode,
         is_cell_line,
-        is_ready_record,
-        is_row_record,
+        is_ready_line,
+        is_row_line,
         prepare_seccomp,
         read_frame,
         read_raw,
@@ -76,10 +72,9 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _child import (  # type: ignore[no-redef]
         PR_SET_PDEATHSIG,
         child_env,
-        decode,
         is_cell_line,
-        is_ready_record,
-        is_row_record,
+        is_ready_line,
+        is_row_line,
         prepare_seccomp,
         read_frame,
         read_raw,
@@ -401,15 +396,28 @@ class Zygote:
 
     def _put(self, src: bytes | mmap.mmap, start: int, end: int) -> None:
         """Copy ``src[start:end]``, one cell record, into the cells to send."""
-        n = end - start
+        self._put_parts(((src, start, end),))
+
+    def _put_row(self, i: int, kind: str, p0: int, p1: int) -> None:
+        """Test ``i``'s cell of a whole-row record, its detail copied from the read buffer's
+        escaped bytes ``[p0, p1)`` as the child wrote them (never decoded here)."""
+        head = b'[%d, "%s", 0.0, 0.0, "' % (i, kind.encode())
+        self._put_parts(((head, 0, len(head)), (self.rbuf, p0, p1), (b'"]', 0, 2)))
+
+    def _put_parts(self, parts: tuple) -> None:
+        """Copy the slices ``(src, start, end)``, together one cell record, into the cells to
+        send."""
+        n = sum(end - start for _, start, end in parts)
         if self.clen + n + 2 > CELL_BYTES:
             self._send_cells()
         cb, k = self.cbuf, self.clen
         if k:
             cb[k : k + 2] = b", "
             k += 2
-        cb[k : k + n] = memoryview(src)[start:end]
-        self.clen = k + n
+        for src, start, end in parts:
+            cb[k : k + end - start] = memoryview(src)[start:end]
+            k += end - start
+        self.clen = k
 
     def _send_cells(self) -> None:
         """One ``["cells", row, [...]]`` line (the child's records forwarded byte for byte, each
@@ -513,23 +521,32 @@ class Zygote:
             while (nl := rb.find(b"\n", start, self.rlen)) >= 0:
                 line, start = (start, nl), nl + 1
                 now = time.monotonic()
-                cell = None
+                # Every record is checked on its bytes, never decoded: a decoded copy of what
+                # a program wrote would outlive the check in this heap, which the next
+                # program inherits (``test_attack_v3``: a line after the last record).
+                cell = whole = None
+                ready_cpu = -1.0
                 if ready and pos < len(pending):
                     cell = is_cell_line(rb, line[0], line[1], pending[pos])
-                rec: Any = None if cell is not None else decode(rb[line[0] : line[1]])
-                if not ready and is_ready_record(rec) and quiet - last > self.late:
+                elif not ready:
+                    got_cpu = is_ready_line(rb, line[0], line[1])
+                    ready_cpu = -1.0 if got_cpu is None else got_cpu
+                    if got_cpu is None:
+                        whole = is_row_line(rb, line[0], line[1])
+                if ready_cpu >= 0 and quiet - last > self.late:
                     for i in pending[pos:]:  # its import outlived the budget
                         self.cell(i, "T", quiet - last, "")
                         timed_out.append((i, 0.0))
                     pos = len(pending)
-                elif not ready and is_ready_record(rec):
+                elif ready_cpu >= 0:
                     ready, deadline = True, now + self.budget + self.margin
-                    cpu_seen, last = rec[1], now
+                    cpu_seen, last = ready_cpu, now
                     quiet = now
-                elif not ready and is_row_record(rec):
+                elif whole is not None:  # the import failed: every test gets its record
+                    row_kind, p0, p1 = whole
                     for i in pending[pos:]:
-                        self.cell(i, rec[1], 0.0, rec[2])
-                        if rec[1] == "T":
+                        self._put_row(i, row_kind, p0, p1)
+                        if row_kind == "T":
                             timed_out.append((i, 0.0))
                     pos = len(pending)
                 elif cell is not None:

@@ -18,8 +18,9 @@ allow-list, compiles the program, runs its 32 calls and writes their answers in 
 the parent reads them, checks them and reaps.  No uid drop, rlimits, timers, per-test records,
 checks of types, literal parser or JSON: a lower bound on the CPU a program costs in any design
 that runs it in a fresh confined fork, measured in the same rounds.  Its confinement is
-verified by a probe child (io_uring refused, a host file unreadable); a layer that does not hold
-is left out of ``ceiling_layers``, never claimed.
+verified by a probe child (a filter loaded and both io_uring and a new process refused; a
+domain entered and a host file unreadable); a layer that does not hold in every round is left
+out of ``ceiling_layers``, never claimed.
 """
 
 from __future__ import annotations
@@ -101,15 +102,29 @@ def confine():
             os._exit(3)
 
 def probe():
+    # A layer is claimed when it was applied here and its refusals are seen: io_uring alone
+    # is also refused by a container's own filter or by kernel.io_uring_disabled, and a host
+    # file by other means, so neither refusal alone proves this process's layer.
     held = []
     confine()
     params = ctypes.create_string_buffer(120)
-    if libc.syscall(425, 1, params) == -1:  # io_uring_setup: outside the allow-list
+    uring = libc.syscall(425, 1, params) == -1 and ctypes.get_errno() == 1  # EPERM
+    try:
+        child = os.fork()  # a process: outside the allow-list (threads only)
+    except PermissionError:
+        forked = False
+    else:
+        if child == 0:
+            os._exit(0)
+        os.waitpid(child, 0)
+        forked = True
+    if bpf and uring and not forked:
         held.append("seccomp-allowlist")
     try:
         os.close(os.open(host_file, os.O_RDONLY))
     except PermissionError:
-        held.append("landlock")
+        if ruleset >= 0:
+            held.append("landlock")
     return held
 
 r, w = os.pipe()
@@ -247,13 +262,14 @@ def run_floor_bench(
     programs, tests = trivial_workload(n_programs, n_tests)
     rates, floors, ratios, passed = [], [], [], True
     cpu, floor_cpu, ceilings, ceiling_cpu = [], [], [], []
-    layers: tuple[str, ...] = ()
+    layers: set[str] | None = None  # what every round's probe verified
     with Sandbox(timeout_s=1.0, workers=n, **(sandbox_kwargs or {})) as sb:
         sb.run(programs[: 4 * n], tests, entry_point="f")  # warm: first forks, page cache
         assert sb._pool is not None
         for _ in range(repeats):
             floor, floor_cpu_per_fork = fork_floor(n, seconds=1.0)
-            ceiling, ceiling_cpu_per_program, layers = design_ceiling(n, seconds=1.0)
+            ceiling, ceiling_cpu_per_program, held = design_ceiling(n, seconds=1.0)
+            layers = set(held) if layers is None else layers & set(held)
             ceilings.append(ceiling)
             ceiling_cpu.append(ceiling_cpu_per_program)
             pids = sb._pool.worker_pids()
@@ -284,7 +300,7 @@ def run_floor_bench(
         ceiling_programs_per_s=tuple(ceilings),
         ceiling_cpu_ms_per_program=statistics.median(ceiling_cpu) * 1e3,
         ceiling_cpu_ratio=statistics.median(floor_cpu) / statistics.median(ceiling_cpu),
-        ceiling_layers=layers,
+        ceiling_layers=tuple(sorted(layers or ())),
         all_passed=passed,
         load_average=load,
     )

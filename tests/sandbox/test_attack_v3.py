@@ -1,0 +1,170 @@
+"""Attacks on the sandbox's newest parts (the zygote's record checks, the pid reset, the wipe of
+the work directory and the directory above it, the design's ceiling), by class, each asserting
+the defence.  Public API only (``Sandbox.run``); the ordinary-user paths as the other suites
+run them.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rewardkit.sandbox import Status, TestCase, _child
+
+from .test_attack_v2 import _SCAN, _box
+
+pytestmark = pytest.mark.skipif(
+    platform.machine() != "x86_64", reason="the sandbox's seccomp filter is x86_64's"
+)
+
+
+# ----------------------------- (c) bytes a program leaves in the zygote's heap for the next one
+# A sender answers every test right and, with its last record, writes bytes the zygote has to
+# look at: a line after that record (the zygote reads both at once and must reject the second),
+# a line in place of a record, or a duration of many digits inside a well-formed record.  The
+# zygote decoded such lines (``json``) and parsed such durations (``float()``): the copies, freed,
+# stayed in its heap, and the next program, a fork of it, found the sender's number by scanning
+# its own memory.  With a line after the last record the sender lost nothing (every cell PASS):
+# a free channel of tens of KiB a program, enough for a whole solution.
+_LAST = "import json, os\nCALLS = [0]\ndef f(x):\n    CALLS[0] += 1\n    ans = x * 7919 + 13\n"
+_RECORD = '        rec = json.dumps([CALLS[0] - 1, "V", 0.001, 0.001, repr(ans)]) + "\\n"\n'
+_JUNK = '        junk = json.dumps("SECRET-4242-%d-" % {N} + "-" * {PAD}) + "\\n"\n'
+SENDERS = {
+    # (source, whether the sender keeps every cell PASS after the fix)
+    "a JSON line of 20 KiB after its last record": (
+        _LAST + "    if CALLS[0] == 2:\n" + _RECORD + _JUNK.replace("{PAD}", "20000")
+        + "        os.write(3, (rec + junk).encode())\n        os._exit(0)\n    return ans\n",
+        True,
+    ),
+    "a JSON line of 60 KiB after its last record": (
+        _LAST + "    if CALLS[0] == 2:\n" + _RECORD + _JUNK.replace("{PAD}", "60000")
+        + "        os.write(3, (rec + junk).encode())\n        os._exit(0)\n    return ans\n",
+        True,
+    ),
+    "a line of 60 KiB that is not JSON after its last record": (
+        _LAST + "    if CALLS[0] == 2:\n" + _RECORD
+        + '        junk = "SECRET-4242-%d-" % {N} + "{" * 60000 + "\\n"\n'
+        + "        os.write(3, (rec + junk).encode())\n        os._exit(0)\n    return ans\n",
+        True,
+    ),
+    "a JSON line of 90 KiB in place of its last record": (
+        _LAST + "    if CALLS[0] == 2:\n" + _RECORD + _JUNK.replace("{PAD}", "90000")
+        + "        os.write(3, (junk + rec).encode())\n        os._exit(0)\n    return ans\n",
+        False,
+    ),
+    "a duration of 60,000 digits in its last record": (
+        _LAST + "    if CALLS[0] == 2:\n"
+        + "        rec = '[%d, \"V\", 0.4242%d4242' % (CALLS[0] - 1, {N}) + '1' * 60000\n"
+        + "        rec += ', 0.001, \"%d\"]\\n' % ans\n"
+        + "        os.write(3, rec.encode())\n        os._exit(0)\n    return ans\n",
+        False,
+    ),
+}  # fmt: skip
+HEAP_RECEIVER = _SCAN + (
+    "def f(x):\n"
+    "    found = _memory([rb'SECRET-4242-(\\d+)-', rb'0\\.4242(\\d+)42421111'])\n"
+    "    return sorted({g[0].decode() for g in found})\n"
+)
+SECRETS = (123457, 98765431)
+
+
+@pytest.mark.parametrize("path", ["strict_default", "strict_landlock"])
+def test_a_program_cannot_leave_bytes_in_the_zygotes_heap_for_the_next(path):
+    """Each sender, run twice with a different number, is followed on its worker by a
+    receiver that scans its own memory (the zygote's heap, inherited at the fork) for the
+    number.  The zygote now checks the ready, row and cell records on their bytes only (float
+    spellings of bounded length) and decodes nothing a child wrote: the receivers find
+    nothing, the senders that kept to their records still pass, and no worker is lost."""
+    tests = [TestCase(f"({x},)", str(x * 7919 + 13)) for x in (3, 5)]
+    names = list(SENDERS)
+    progs = [p for name in names for n in SECRETS
+             for p in (SENDERS[name][0].replace("{N}", str(n)), HEAP_RECEIVER)]  # fmt: skip
+    with _box(path, timeout_s=10.0, memory_mb=512, workers=1) as box:
+        workers = box._pool.worker_pids()  # type: ignore[union-attr]
+        cells = box._pool.execute(progs, list(range(len(progs))), ["(3,)", "(5,)"], "f")  # type: ignore[union-attr]
+        assert box._pool.worker_pids() == workers  # type: ignore[union-attr]
+        table = box.run(progs, tests, entry_point="f")
+    found = {row: payload for row, _, kind, _, payload in cells if row % 2 and kind == "V"}
+    assert len(found) == len(progs) // 2, cells  # every receiver ran (both of its tests)
+    leaks = {names[row // 4]: json.dumps(p) for row, p in found.items() if p != "[]"}
+    assert not leaks, leaks
+    for k, name in enumerate(names):
+        for j in range(len(SECRETS)):
+            row = [Status(int(s)).name for s in table.status[4 * k + 2 * j]]
+            assert row[0] == "PASS", (name, row)
+            assert row[1] == ("PASS" if SENDERS[name][1] else "CRASH"), (name, row)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_float_the_child_writes_has_the_bounded_spelling(x):
+    """The bounded spelling is no narrower than ``json.dumps``: every finite float's text
+    matches it, so an honest record is never a violation."""
+    assert re.fullmatch(_child._FLOAT, json.dumps(x).encode()), x
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"0." + b"1" * 21, b"1" * 18 + b".0", b"1e1234", b"0.1e-1234", b"1E+" + b"9" * 4],
+)
+def test_longer_float_spellings_are_not_records(text):
+    """What no ``json.dumps`` float looks like is not a duration: a record carrying it is a
+    violation of its own cell, not bytes the zygote parses."""
+    line = b'[0, "V", ' + text + b', 0.0, "1"]'
+    assert _child.is_cell_line(bytearray(line), 0, len(line), 0) is None
+    ok = b'[0, "V", 0.5, 0.0, "1"]'
+    assert _child.is_cell_line(bytearray(ok), 0, len(ok), 0) == ("V", 0.0)
+
+
+# -------------------------------------- the design's ceiling: only what its probe verified
+_OUTER_FILTER = (
+    "import os, sys, errno, pyseccomp as s\n"
+    "f = s.SyscallFilter(s.ALLOW)\n"
+    "f.add_rule(s.ERRNO(errno.EPERM), 'io_uring_setup')\n"
+    "f.load()\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def _io_uring_refused_outside(monkeypatch, tmp_path) -> None:
+    """The ceiling's interpreters start under a filter of their own that refuses io_uring with
+    EPERM and allows everything else, as a container runtime's default profile or
+    ``kernel.io_uring_disabled`` does on many hosts (set here per process, never host-wide)."""
+    import sys
+
+    pytest.importorskip("pyseccomp")
+    wrapper = tmp_path / "python-without-io-uring"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -c "$RK_OUTER" {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("RK_OUTER", _OUTER_FILTER)
+    monkeypatch.setattr(sys, "executable", str(wrapper))
+
+
+def test_the_ceiling_does_not_claim_an_allow_list_it_did_not_load(monkeypatch, tmp_path):
+    """Without the allow-list (no pyseccomp to build it), on a host that refuses io_uring by
+    itself: the ceiling's probe took the refused io_uring for its seccomp layer and printed
+    ``seccomp-allowlist`` beside a number measured without any filter.  The probe now needs a
+    filter it loaded, io_uring refused with EPERM and a new process refused."""
+    from rewardkit.sandbox import _filter, floor
+
+    def missing() -> str:
+        raise ImportError("no pyseccomp")
+
+    _io_uring_refused_outside(monkeypatch, tmp_path)
+    monkeypatch.setattr(_filter, "build_allowlist_bpf", missing)
+    rate, cpu, layers = floor.design_ceiling(1, seconds=0.1)
+    assert rate > 0 and cpu > 0
+    assert "seccomp-allowlist" not in layers, layers
+
+
+def test_the_ceiling_claims_its_allow_list_where_io_uring_is_refused_anyway(monkeypatch, tmp_path):
+    """The same host with the allow-list loaded: the layer holds and is claimed."""
+    from rewardkit.sandbox import floor
+
+    _io_uring_refused_outside(monkeypatch, tmp_path)
+    rate, _, layers = floor.design_ceiling(1, seconds=0.1)
+    assert rate > 0 and "seccomp-allowlist" in layers, layers
