@@ -168,3 +168,60 @@ def test_the_ceiling_claims_its_allow_list_where_io_uring_is_refused_anyway(monk
     _io_uring_refused_outside(monkeypatch, tmp_path)
     rate, _, layers = floor.design_ceiling(1, seconds=0.1)
     assert rate > 0 and "seccomp-allowlist" in layers, layers
+
+
+# ------------------------------- (c)/(f) bubblewrap without Landlock: what the programs' uid owns
+_WHERE = """
+import os, sys
+def _dirs():
+    out = {'/', '/tmp', '/dev', '/proc/self/cwd/..', '/proc/self/cwd/../..'}
+    ver = 'python%d.%d' % sys.version_info[:2]
+    for top in {sys.prefix, sys.base_prefix, '/usr', '/usr/local'}:
+        for lib in ('lib', 'lib64'):
+            for name in ('site-packages', 'dist-packages'):
+                out.add(os.path.join(top, lib, ver, name))
+        out.add(os.path.join(top, 'lib', 'python3', 'dist-packages'))
+    for p in [*sys.path, sys.prefix, sys.base_prefix]:
+        while p not in ('/', ''):
+            out.add(p)
+            p = os.path.dirname(p)
+    here = os.getcwd()
+    return sorted(d for d in out if os.path.realpath(d) not in (here, os.path.dirname(here)))
+"""
+CARRY_SENDER = _WHERE + (
+    "def f(x):\n    made = []\n    for d in _dirs():\n        try:\n"
+    "            with open(os.path.join(d, 'carry-%d' % x), 'w') as fh:\n"
+    "                fh.write('x' * 4096)\n            made.append(d)\n"
+    "        except OSError:\n            pass\n    return made\n"
+)
+CARRY_RECEIVER = _WHERE + (
+    "def f(x):\n    found = []\n    for d in _dirs():\n        try:\n"
+    "            found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith('carry-')]\n"
+    "        except OSError:\n            pass\n    return found\n"
+)
+
+
+@pytest.mark.parametrize("path", ["strict_default", "nonroot_default"])
+def test_without_landlock_nothing_but_the_work_directories_is_writable_under_bubblewrap(
+    monkeypatch, path
+):
+    """Bubblewrap on a kernel without Landlock (its ABI reported as 0, as there): as an
+    ordinary user the programs' uid owns every directory bubblewrap makes, and a program wrote
+    files into /, /tmp, /dev, /usr and /usr/lib (the directories above the read-only binds),
+    where no wipe reaches: the next programs listed them (goal c), and / has no size cap (goal
+    f).  Now the root is read-only, /tmp is 0555 once the zygote's directory is there (and a
+    hidden path's empty tmpfs 0555): the sender writes nowhere outside its work directories
+    and the receiver finds nothing.  (As root the dropped uid owns none of them: held before
+    too.)"""
+    from rewardkit.sandbox import _confine
+
+    monkeypatch.setattr(_confine, "landlock_abi", lambda libc: 0)
+    with _box(path, timeout_s=5.0, memory_mb=256, workers=1) as box:
+        assert "bwrap" in box.isolation and "landlock" not in box.isolation, box.isolation
+        cells = box._pool.execute(  # type: ignore[union-attr]
+            [CARRY_SENDER, CARRY_RECEIVER, CARRY_RECEIVER], [0, 1, 2], ["(7,)"], "f"
+        )
+    out = {row: (kind, payload) for row, _, kind, _, payload in cells}
+    assert all(kind == "V" for kind, _ in out.values()), out
+    assert out[0][1] == "[]", f"written outside the work directories: {out[0][1]}"
+    assert out[1][1] == out[2][1] == "[]", out

@@ -241,11 +241,17 @@ def bwrap_args(
             args += ["--perms", "0755", "--dir", d]
     for p in binds:
         args += ["--ro-bind", p, p]
+    # Nothing but the work directories is writable, Landlock or not: as an ordinary user the
+    # programs' uid owns every directory bubblewrap makes, so without Landlock (a kernel without
+    # it) a program wrote into /, /dev, /tmp and the hidden paths' tmpfs files that no wipe
+    # reaches, for every later program (and into /, without a size cap).  The root is remounted
+    # read-only, a hidden path is an empty tmpfs of mode 0555 (programs cannot chmod), and the
+    # zygote makes /tmp 0555 once its directory of work directories is there (``_worker``).
     for h in hidden:
-        args += ["--tmpfs", h]
+        args += ["--perms", "0555", "--tmpfs", h]
     # The programs open nothing in /dev (reads are confined); the zygote opens /dev/null.
     dev = ["--dev", "/dev"] if root or nested else ["--dev-bind", "/dev/null", "/dev/null"]
-    return [*args, "--proc", "/proc", *dev, "--chdir", "/tmp"]
+    return [*args, "--proc", "/proc", *dev, "--remount-ro", "/", "--chdir", "/tmp"]
 
 
 CAP_CHECKPOINT_RESTORE = 40  # Linux 5.9

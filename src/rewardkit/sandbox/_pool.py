@@ -300,6 +300,9 @@ class LocalPool:
             "host_ns": _host_namespaces(),
             # Landlock alone, as root: a private mount namespace per worker (``_mounts``).
             "private_mounts": WRITE_CAP_MB if root and self.plan.confinement == "landlock" else 0,
+            # Under bubblewrap /tmp is the worker's own: made read-only once its work
+            # directories' directory is there (``_worker``).
+            "private_tmp": self.plan.confinement == "bwrap",
             # As root under bubblewrap: a fresh tmpfs per remade work directory (``_mounts``).
             "fresh_tmpfs": WRITE_CAP_MB if root and self.plan.confinement == "bwrap" else 0,
             # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).

@@ -193,6 +193,8 @@ class Zygote:
             self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back to us
         # Programs get a fresh directory each inside this one (emptied after every program).
         self.base = _mkdtemp()
+        if cfg.get("private_tmp"):  # bubblewrap's /tmp, as an ordinary user the programs' own:
+            os.chmod(os.path.dirname(self.base), 0o555)  # nothing else is made there (_confine)
         # Landlock alone, as root: a private mount namespace gives the work directories a
         # size-capped tmpfs and the dropped uid a way to the interpreter (``_mounts``).
         self.mounted = False
