@@ -175,36 +175,33 @@ def f(x):
 def test_the_inode_counter_carries_nothing_to_the_next_program(request, path):
     """Sender: N files made and removed (on a tmpfs each new inode takes the next number of the
     file system's counter, kept per mount).  Receiver: the inode of its work directory and of a
-    file it makes.  Held where each remade work directory is a new tmpfs (``fresh-tmpfs``: as
-    root, under bubblewrap or in the Landlock path's private mount namespace).  Open where the
-    work directories share one tmpfs for the worker's life (bubblewrap as an ordinary user: the
-    zygote may not mount)."""
-    _residual(request, path, {"nonroot_default"},
-              "the work directories share bubblewrap's /tmp for the worker's life")  # fmt: skip
+    file it makes.  Held where each remade work directory is a new tmpfs (``fresh-tmpfs``:
+    under bubblewrap, and on the Landlock path as root, in its private mount namespace)."""
     if path == "nonroot_landlock":
         pytest.skip("the host's file system: its inode numbers are reused, not counted up")
     with _box(path) as box:
-        if path.startswith("strict"):
-            assert "fresh-tmpfs" in box.isolation, box.isolation
+        assert "fresh-tmpfs" in box.isolation, box.isolation
         views = _views(box, INODE_SENDER, INODE_RECEIVER)
     assert all(v == views[0] for v in views), views
 
 
-def test_the_inode_channel_decodes_where_it_is_open():
+def test_the_inode_channel_decodes_where_it_is_open(monkeypatch):
     """The attack is real: where the work directories share one tmpfs (bubblewrap as an
-    ordinary user) the receivers decode every N exactly from the inode of the file they make."""
+    ordinary user where it cannot grant the zygote its capabilities: a kernel before 5.9, a
+    setuid bwrap) the receivers decode every N exactly from the inode of the file they make."""
+    monkeypatch.setattr(_confine, "_cap_known", lambda cap: False)
     with _box("nonroot_default") as box:
         assert "fresh-tmpfs" not in box.isolation, box.isolation
         views = _views(box, INODE_SENDER, INODE_RECEIVER)
     assert _decode([v[1] for v in views]) == NS, views
 
 
-@pytest.mark.parametrize("path", ["strict_default", "strict_landlock"])
+@pytest.mark.parametrize("path", ["strict_default", "strict_landlock", "nonroot_default"])
 def test_without_a_fresh_tmpfs_per_work_directory_the_inode_channel_opens(
     monkeypatch, open_dir, path
 ):
-    """Defence: as root each remade work directory is a new tmpfs (``_mounts.fresh_tmpfs``).
-    Removed (the mount refused, as for a root without ``CAP_SYS_ADMIN``): the report loses
+    """Defence: each remade work directory is a new tmpfs (``_mounts.fresh_tmpfs``).  Removed
+    (the mount refused, as for a root without ``CAP_SYS_ADMIN``): the report loses
     ``fresh-tmpfs``, the work directories share one file system, and the receivers decode every
     N exactly from their work directory's inode and from a new file's."""
     patch = "def refused(*a):\n    raise OSError(1, 'no')\nreplace(_worker, 'fresh_tmpfs', refused)"
@@ -397,6 +394,7 @@ def test_without_the_access_time_compared_a_listing_is_handed_on(monkeypatch, op
 HELD = [TestCase("(0,)", "1")]
 SLEEPER = "import time\ndef f(x):\n    time.sleep(1.5)\n    return 1\n"
 CAP_LINES = (b"CapInh:", b"CapPrm:", b"CapEff:", b"CapAmb:")
+ZYGOTE_CAPS = 1 << 40 | 1 << 21  # CAP_CHECKPOINT_RESTORE, CAP_SYS_ADMIN
 
 
 def _tree(pid: int, depth: int = 0) -> list[tuple[int, int]]:
@@ -450,26 +448,27 @@ def _program_and_zygote_caps(box: Sandbox) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize("path", PATHS)
 def test_a_program_holds_no_capability(path):
-    """An ordinary user's bubblewrap gives the zygote ``CAP_CHECKPOINT_RESTORE`` in the worker's
-    user namespace, to set the pid counter back; a program must not hold it (nor any other):
-    every set of the running program's process is empty.  The check can fail: on that path the
-    zygote beside it does hold the capability."""
+    """An ordinary user's bubblewrap gives the zygote ``CAP_CHECKPOINT_RESTORE`` and
+    ``CAP_SYS_ADMIN`` in the worker's user namespace, to set the pid counter back and mount a
+    tmpfs per work directory; a program must not hold them (nor any other): every set of the
+    running program's process is empty.  The check can fail: on that path the zygote beside it
+    does hold them."""
     with _box(path) as box:
         program, zygote = _program_and_zygote_caps(box)
     assert program == dict.fromkeys(CAP_LINES, 0), (program, zygote)
     if path == "nonroot_default":
-        assert zygote[b"CapEff:"] == 1 << 40, zygote  # CAP_CHECKPOINT_RESTORE
+        assert zygote[b"CapEff:"] == ZYGOTE_CAPS, zygote
 
 
 def test_without_the_capability_drop_a_program_holds_the_workers_capability(monkeypatch, open_dir):
     """Defence: every child empties its capability sets before any program code runs
     (``_pidreset.drop_caps`` in ``setup_child``).  Removed: the program of an ordinary user's
-    bubblewrap'd worker holds ``CAP_CHECKPOINT_RESTORE``, permitted, effective and ambient."""
+    bubblewrap'd worker holds the zygote's two, permitted, effective and ambient."""
     weakened_worker(monkeypatch, open_dir, "replace(_child, 'drop_caps', lambda libc, p: None)")
     with _box("nonroot_default") as box:
         program, _ = _program_and_zygote_caps(box)
-    cap = 1 << 40
-    assert (program[b"CapPrm:"], program[b"CapEff:"], program[b"CapAmb:"]) == (cap,) * 3, program
+    got = (program[b"CapPrm:"], program[b"CapEff:"], program[b"CapAmb:"])
+    assert got == (ZYGOTE_CAPS,) * 3, program
 
 
 def test_where_bubblewrap_cannot_grant_the_capability_it_starts_without_the_reset(monkeypatch):
@@ -479,7 +478,7 @@ def test_where_bubblewrap_cannot_grant_the_capability_it_starts_without_the_rese
     docs/sandbox.md states."""
     monkeypatch.setattr(_confine, "_cap_known", lambda cap: False)
     with _box("nonroot_default") as box:
-        assert box._pool.plan.pid_cap is False  # type: ignore[union-attr]
+        assert box._pool.plan.zygote_caps is False  # type: ignore[union-attr]
         assert "pid-ns" in box.isolation and "pid-reset" not in box.isolation, box.isolation
         views = _views(box, PID_SENDER, PID_RECEIVER)
         program, zygote = _program_and_zygote_caps(box)

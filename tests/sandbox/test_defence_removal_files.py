@@ -79,9 +79,11 @@ def test_a_recursive_rmtree_instead_of_the_iterative_wipe_loses_the_worker(monke
     """Defence: the wipe is iterative and fd-relative, so no depth grows a stack.  Replaced by
     ``shutil.rmtree`` (recursive, ``ignore_errors=True``): a program that leaves 1,500 nested
     directories kills the worker during its cleanup (RecursionError, which ``ignore_errors``
-    does not cover); its cell is CRASH "worker lost" and a fresh worker replaces it.  Run as an
-    ordinary user: as root each remade work directory is a new tmpfs (``fresh-tmpfs``), so no
-    directory of a program's is ever walked."""
+    does not cover); its cell is CRASH "worker lost" and a fresh worker replaces it.  Run where
+    the wipe walks: as an ordinary user whose bubblewrap cannot grant the zygote its
+    capabilities (elsewhere each remade work directory is a new tmpfs, ``fresh-tmpfs``, and no
+    directory of a program's is ever walked)."""
+    monkeypatch.setattr(_confine, "_cap_known", lambda cap: False)
     suite = _pick([NESTED])
     for patch in ("", NAIVE_WIPE):
         if patch:

@@ -58,14 +58,14 @@ class Plan:
     hidden: tuple[str, ...] = ()  # site-packages inside a readable path, masked
     missing: tuple[str, ...] = field(default=())
     size_cap: bool = False
-    pid_cap: bool = False  # as an ordinary user, bubblewrap grants CAP_CHECKPOINT_RESTORE
+    zygote_caps: bool = False  # as an ordinary user, the zygote's two capabilities (bwrap_args)
 
     def worker_command(self) -> list[str]:
         """bwrap's part of a worker's command line ([] when not under bubblewrap)."""
         if self.confinement != "bwrap" or self.bwrap is None:
             return []
         return [*bwrap_args(self.bwrap, self.root, list(self.read), list(self.hidden),
-                            self.size_cap, self.pid_cap), "--"]  # fmt: skip
+                            self.size_cap, self.zygote_caps), "--"]  # fmt: skip
 
     def report(self) -> dict:
         return {
@@ -201,22 +201,24 @@ def bwrap_args(
     read: list[str],
     hidden: list[str],
     size_cap: bool = True,
-    pid_cap: bool = True,
+    zygote_caps: bool = True,
 ) -> list[str]:
-    """The bubblewrap command line of one worker (everything before ``--``).  ``pid_cap``: as an
-    ordinary user, grant the zygote the capability to set the pid counter back."""
+    """The bubblewrap command line of one worker (everything before ``--``).  ``zygote_caps``:
+    as an ordinary user, grant the zygote the capabilities of the covert-channel defences."""
     args = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]  # fmt: skip
     nested = True  # whether bubblewrap nests a second user namespace (see below)
-    if not root and pid_cap:
+    if not root and zygote_caps:
         # A user namespace (without one an unprivileged bwrap cannot set anything up), and in it
-        # the capability to set the pid namespace's counter back before every program
-        # (``_pidreset``): the zygote keeps it, every child drops it before any program code.
-        # Neither ``--dev`` nor ``--disable-userns``: either makes bubblewrap nest a second user
-        # namespace, which holds no capability over the pid namespace.  Nested user namespaces
-        # stay out of reach: seccomp refuses ``unshare``, ``clone`` with a namespace flag, and
-        # ``clone3``.
-        args += ["--unshare-user", "--cap-add", "CAP_CHECKPOINT_RESTORE"]
+        # the capabilities to set the pid namespace's counter back before every program
+        # (``_pidreset``) and to mount a new tmpfs for each work directory a program changed
+        # (``_mounts.fresh_tmpfs``): the zygote keeps them, every child drops them before any
+        # program code.  Neither ``--dev`` nor ``--disable-userns``: either makes bubblewrap
+        # nest a second user namespace, which holds no capability over the pid namespace.
+        # Nested user namespaces stay out of reach: seccomp refuses ``unshare``, ``clone`` with
+        # a namespace flag, and ``clone3``.
+        args += ["--unshare-user", "--cap-add", "CAP_CHECKPOINT_RESTORE",
+                 "--cap-add", "CAP_SYS_ADMIN"]  # fmt: skip
         nested = False
     elif not root:
         args += ["--unshare-user", "--disable-userns"]
@@ -337,17 +339,17 @@ def plan(
             size_cap = version >= (0, 10)
             # The capability for the pid counter where the kernel knows it and bubblewrap grants
             # it (a setuid bubblewrap refuses ``--cap-add`` to an ordinary user), else without.
-            pid_cap = not root and _cap_known(CAP_CHECKPOINT_RESTORE)
-            cmd = bwrap_args(bwrap, root, read, hidden, size_cap, pid_cap)
+            zygote_caps = not root and _cap_known(CAP_CHECKPOINT_RESTORE)
+            cmd = bwrap_args(bwrap, root, read, hidden, size_cap, zygote_caps)
             ok, why = _bwrap_works(cmd, python, as_uid)
-            if not ok and pid_cap:
-                pid_cap = False
-                cmd = bwrap_args(bwrap, root, read, hidden, size_cap, pid_cap)
+            if not ok and zygote_caps:
+                zygote_caps = False
+                cmd = bwrap_args(bwrap, root, read, hidden, size_cap, zygote_caps)
                 ok, why = _bwrap_works(cmd, python, as_uid)
             if ok and bpf:
                 return Plan(confinement="bwrap", bwrap=bwrap, bwrap_source=source,
                             bwrap_version=".".join(map(str, version)), size_cap=size_cap,
-                            pid_cap=pid_cap, **common)  # type: ignore[arg-type]  # fmt: skip
+                            zygote_caps=zygote_caps, **common)  # type: ignore[arg-type]  # fmt: skip
             if not ok:
                 missing.append(f"bubblewrap: {bwrap} ({source}) cannot start here: {why}")
     if prefer in ("auto", "landlock"):

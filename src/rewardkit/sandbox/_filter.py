@@ -70,9 +70,9 @@ def build_allowlist_bpf() -> str:
     for name in ALLOWED:
         if name != "statx":
             _try(f.add_rule, sc.ALLOW, name)
-    # statx, but not for the unique mount id: it counts the mounts made on the host, and as
-    # root the worker mounts a new tmpfs for each work directory a program changed
-    # (``fresh-tmpfs``), so a program read how many programs before it changed theirs.
+    # statx, but not for the unique mount id: it counts the mounts made on the host, and the
+    # worker mounts a new tmpfs for each work directory a program changed (``fresh-tmpfs``),
+    # so a program read how many programs before it changed theirs.
     _try(f.add_rule, sc.ALLOW, "statx", sc.Arg(3, sc.MASKED_EQ, STATX_MNT_ID_UNIQUE, 0))
     for name in SELF_ONLY:  # on itself: pid 0 or its own pid
         for pid in (0, PID_PLACEHOLDER):

@@ -11,12 +11,13 @@ program gets the same pid and its threads the same ids, whatever ran before.
 The kernel allows that write only to a holder of ``CAP_SYS_ADMIN`` or ``CAP_CHECKPOINT_RESTORE``
 in the user namespace that owns the pid namespace: a root zygote under bubblewrap (no user
 namespace, its pid namespace owned by the host's), and an ordinary user's zygote that bubblewrap
-gave ``CAP_CHECKPOINT_RESTORE`` in its one user namespace (``_confine.bwrap_args``).  There
-every child drops every capability before any program code runs (``drop_caps``; the worker's
-probe child runs the same setup).  The Landlock path has no pid namespace of its own: there the
-counter is not set back, the isolation report does not list ``pid-reset``, and docs/sandbox.md
-states the residual channel.  The host's counter is never written (only a private namespace's:
-``open_counter`` is called only where the worker verified one).
+gave ``CAP_CHECKPOINT_RESTORE`` (and ``CAP_SYS_ADMIN``, for ``_mounts.fresh_tmpfs``) in its
+one user namespace (``_confine.bwrap_args``).  There every child drops every capability before
+any program code runs (``drop_caps``; the worker's probe child runs the same setup).  The
+Landlock path has no pid namespace of its own: there the counter is not set back, the isolation
+report does not list ``pid-reset``, and docs/sandbox.md states the residual channel.  The
+host's counter is never written (only a private namespace's: ``open_counter`` is called only
+where the worker verified one).
 """
 
 from __future__ import annotations

@@ -303,8 +303,8 @@ class LocalPool:
             # Under bubblewrap /tmp is the worker's own: made read-only once its work
             # directories' directory is there (``_worker``).
             "private_tmp": self.plan.confinement == "bwrap",
-            # As root under bubblewrap: a fresh tmpfs per remade work directory (``_mounts``).
-            "fresh_tmpfs": WRITE_CAP_MB if root and self.plan.confinement == "bwrap" else 0,
+            # Under bubblewrap: a fresh tmpfs per remade work directory (``_mounts``).
+            "fresh_tmpfs": WRITE_CAP_MB if self.plan.confinement == "bwrap" else 0,
             # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).
             "file_cap": FILE_CAP if self.plan.confinement == "landlock" else 0,
             # Landlock as an ordinary user: a user namespace per worker, so the process cap of

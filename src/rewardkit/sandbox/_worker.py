@@ -215,16 +215,21 @@ class Zygote:
             with suppress(OSError):
                 self.files = FileCount(self.libc, cfg["file_cap"])
         os.chmod(self.base, 0o711 if cfg["uid"] is not None else 0o700)
-        # As root in a private mount namespace (bubblewrap's, or ``private_mounts``'), each work
-        # directory is a tmpfs of its own on one mount point: a new file system's inode numbers
-        # start afresh, so none carries a count from the program before (``fresh_tmpfs``).
+        # In a private mount namespace that this zygote may mount in (bubblewrap's, or
+        # ``private_mounts``'), each work directory is a tmpfs of its own on one mount point: a
+        # new file system's inode numbers start afresh, so none carries a count from the
+        # program before (``fresh_tmpfs``).  Nothing is made beside it: the directory above is
+        # root's (0711) or, as an ordinary user, read-only (0500; chmod is refused by seccomp).
         mb = cfg.get("fresh_tmpfs") or (cfg.get("private_mounts", 0) if self.mounted else 0)
-        if mb and cfg["uid"] is not None and self.libc is not None:
+        if mb and self.libc is not None and self.files is None:
+            owner = os.getuid() if cfg["uid"] is None else cfg["uid"]
             os.mkdir(os.path.join(self.base, "w"), 0o700)  # the mount point, for good
             try:
-                fresh_tmpfs(self.libc, os.path.join(self.base, "w"), mb, cfg["uid"])
+                fresh_tmpfs(self.libc, os.path.join(self.base, "w"), mb, owner)
                 self.fresh_mb = mb
                 levels.append("fresh-tmpfs")
+                if cfg["uid"] is None:
+                    os.chmod(self.base, 0o500)
             except OSError:
                 os.rmdir(os.path.join(self.base, "w"))
         self.serial = 0
@@ -297,7 +302,8 @@ class Zygote:
         # far, which every later program could read (``tests/sandbox/test_covert.py``).
         path = os.path.join(self.base, "w")
         if self.fresh_mb and self.libc is not None:
-            fresh_tmpfs(self.libc, path, self.fresh_mb, self.cfg["uid"])
+            uid = self.cfg["uid"]
+            fresh_tmpfs(self.libc, path, self.fresh_mb, os.getuid() if uid is None else uid)
         else:
             os.mkdir(path, 0o700)
             if self.cfg["uid"] is not None:
@@ -638,10 +644,30 @@ class Zygote:
         # unless nothing at all changed (no entry, same mtime and ctime: a pristine directory
         # carries nothing), which saves a rmdir and a mkdir on most programs.
         if not self._pristine():
-            if not self.fresh_mb:  # else the programs cannot write in base (root's, 0711)
+            if not self.fresh_mb:
                 _wipe(self.base)
+            elif _stamp(self.base) != self.stamps[0]:
+                self._restore_base()
             self.cfg["workdir"] = self._fresh_dir()
         return status
+
+    def _restore_base(self) -> None:
+        """With a fresh tmpfs per work directory, the directory above it changed.  Nothing can be
+        made there (0711 root's, or 0500 with chmod refused), so a listing (its atime alone) is
+        what happens: undone in place, the mount point kept (remade, its inode number would count
+        the listings).  Anything else (only with seccomp's refusals removed) is wiped whole."""
+        now, was = _stamp(self.base), self.stamps[0]
+        w = os.path.join(self.base, "w")
+        if now[:-1] == was[:-1] and os.listdir(self.base) == ["w"]:
+            os.utime(self.base)
+            return
+        os.chmod(self.base, 0o700)  # a base chmodded to 000 cannot be passed to reach w
+        if self.libc is not None:
+            unmount(self.libc, w)
+        _wipe(self.base)
+        os.mkdir(w, 0o700)
+        if self.cfg["uid"] is None:
+            os.chmod(self.base, 0o500)
 
     def _sweep(self) -> None:
         for _ in range(10_000):
