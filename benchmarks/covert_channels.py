@@ -7,6 +7,9 @@
 - ``timing``: the sender ends at a phase it picks in a period; the receiver reads the clock as
   its module runs.  Reported: the median delay and its spread (median and 90th percentile of the
   absolute deviation), and the bits a program that this spread allows, log2(period / (2·p90)).
+- ``pid_counter``: the sender starts and joins N threads (N < 2000), the receiver reads its pid;
+  with ``pid-reset`` every step is the same, without it (Landlock: the host's counter) the step
+  strays from N by the host's other forks in between.
 - ``pipe_inode``: the sender makes and closes N pipes (pipefs numbers come from one counter per
   CPU for the whole host); the receiver makes one and reads its inode.  Reported: each N with
   the step the receiver saw (N + a constant when both ran on the same CPU).
@@ -97,6 +100,37 @@ def pipe_inode(box: Sandbox) -> dict:
     return {"n": ns[1:], "receiver_step": steps}
 
 
+PID_SENDER = """
+import threading
+def f(x):
+    for _ in range({N}):
+        t = threading.Thread(target=int)
+        t.start()
+        t.join()
+    return {N}
+"""
+PID_RECEIVER = "import os\ndef f(x):\n    return os.getpid()\n"
+
+
+def pid_counter(box: Sandbox, pairs: int) -> dict:
+    """Where the pid counter is not set back (no ``pid-reset``: Landlock, the host's counter):
+    how far the receiver's pid step strays from its sender's N (the host's other forks)."""
+    rng = random.Random(1)
+    ns = [0] + [rng.randrange(2000) for _ in range(pairs)]
+    seen = _pairs(box, [PID_SENDER.replace("{N}", str(n)) for n in ns], PID_RECEIVER)
+    steps = [b - a for a, b in itertools.pairwise(seen)]
+    noise = sorted(step - n for step, n in zip(steps, ns[1:], strict=True))
+    med = statistics.median(noise)
+    p90 = sorted(abs(x - med) for x in noise)[int(0.9 * (len(noise) - 1))]
+    return {
+        "reset": "pid-reset" in box.isolation,
+        "pairs": pairs,
+        "median_extra": med,
+        "p90_abs_deviation": p90,
+        "bits_per_program": round(math.log2(2000 / max(2 * p90, 1)), 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--confinement", default="auto", choices=["auto", "bwrap", "landlock"])
@@ -110,6 +144,7 @@ def main() -> None:
             "load_average": os.getloadavg()[0],
             "timing": timing(box, args.pairs, int(args.period_ms * 1e6)),
             "pipe_inode": pipe_inode(box),
+            "pid_counter": pid_counter(box, args.pairs // 2),
         }
     print(json.dumps(out, indent=1))
 
