@@ -16,9 +16,15 @@ from __future__ import annotations
 import ctypes
 import os
 
+try:
+    from ._mounts import read_only_binds
+except ImportError:  # run by the zygote as a plain script, not as part of the package
+    from _mounts import read_only_binds  # type: ignore[no-redef]
+
 __all__ = ["NPROC_OWN_NS", "own_user_namespace"]
 
-CLONE_NEWUSER = 0x1000_0000
+CLONE_NEWUSER, CLONE_NEWNS = 0x1000_0000, 0x0002_0000
+MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 CAP_VERSION_3 = 0x2008_0522
 # The children's process cap inside the namespace: what the namespace holds before a program
 # runs (the zygote and the child itself) plus the margin a program gets everywhere.
@@ -33,7 +39,7 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def own_user_namespace(libc: ctypes.CDLL) -> bool:
+def own_user_namespace(libc: ctypes.CDLL, read: list[str] | tuple[str, ...] = ()) -> bool:
     """Enter a new user namespace (uid and gid mapped to themselves, no capabilities).  False
     when the kernel or a security module refuses one, or its mappings (AppArmor's restriction
     of unprivileged user namespaces lets ``unshare`` succeed and then denies the mapping):
@@ -42,22 +48,31 @@ def own_user_namespace(libc: ctypes.CDLL) -> bool:
     if pid == 0:
         ok = False
         try:
-            ok = _enter(libc)
+            ok = _enter(libc, read)
         finally:
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         return False
-    return _enter(libc)
+    return _enter(libc, read)
 
 
-def _enter(libc: ctypes.CDLL) -> bool:
+def _private_root(libc: ctypes.CDLL) -> bool:
+    return int(libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None)) == 0
+
+
+def _enter(libc: ctypes.CDLL, read: list[str] | tuple[str, ...]) -> bool:
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER) != 0:
         return False
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
     _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
+    # A mount namespace of the namespace's own, where the readable paths are bound read-only:
+    # a read then moves no access time on the host's files (``_mounts.read_only_binds``).
+    # Private first, so nothing propagates to the host's namespace.
+    if read and libc.unshare(CLONE_NEWNS) == 0 and _private_root(libc):
+        read_only_binds(libc, list(read))
     head = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (x2): all empty
     if libc.capset(head, data) != 0:

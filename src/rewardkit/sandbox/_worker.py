@@ -206,7 +206,7 @@ class Zygote:
         # counts this worker's tasks alone, not every worker's of the same uid (``_userns``).
         self.own_ns = False
         if cfg.get("own_userns") and cfg["uid"] is None and self.libc is not None:
-            self.own_ns = own_user_namespace(self.libc)
+            self.own_ns = own_user_namespace(self.libc, cfg["read"])
             if self.own_ns:
                 cfg["nproc"] = NPROC_OWN_NS
         # Landlock without that tmpfs: the entries a program creates are counted (``_filecap``).
