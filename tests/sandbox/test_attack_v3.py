@@ -11,7 +11,7 @@ import platform
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardkit.sandbox import Status, TestCase, _child
@@ -100,6 +100,7 @@ def test_a_program_cannot_leave_bytes_in_the_zygotes_heap_for_the_next(path):
             assert row[1] == ("PASS" if SENDERS[name][1] else "CRASH"), (name, row)
 
 
+@settings(database=None, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_every_float_the_child_writes_has_the_bounded_spelling(x):
     """The bounded spelling is no narrower than ``json.dumps``: every finite float's text
