@@ -308,3 +308,35 @@ def test_the_zygotes_allocator_state_carries_nothing():
             cells = box._pool.execute(progs, [0, 1, 2, 3], ["(3,)"], "f")  # type: ignore[union-attr]
         views.append({row: payload for row, _, _, _, payload in cells}[3])
     assert views[0] == views[1], views
+
+
+# --------------------------------------- (c) bubblewrap without Landlock: the host's /proc counters
+HOST_COUNTERS = ["/proc/loadavg", "/proc/stat", "/proc/vmstat", "/proc/meminfo", "/proc/uptime",
+                 "/proc/sys/fs/inode-nr", "/proc/sys/fs/file-nr", "/proc/sys/kernel/ns_last_pid",
+                 "/proc/sys/kernel/random/boot_id", "/proc/pressure/cpu", "/proc/diskstats",
+                 "/proc/interrupts", "/proc/schedstat", "/proc/slabinfo",
+                 "/proc/zoneinfo"]  # fmt: skip
+COUNTER_READER = (
+    f"PATHS = {HOST_COUNTERS!r}\n"
+    "def f(x):\n    got = []\n    for p in PATHS:\n        try:\n"
+    "            with open(p, 'rb') as fh:\n                fh.read(1)\n"
+    "            got.append(p)\n        except OSError:\n            pass\n    return got\n"
+)
+
+
+@pytest.mark.parametrize("path", ["strict_default", "nonroot_default"])
+def test_without_landlock_no_host_counter_in_proc_is_readable(monkeypatch, path):
+    """Under bubblewrap only Landlock kept a program out of /proc's host-wide counters
+    (``/proc/stat``'s forks, ``vmstat``, ``meminfo``, ``inode-nr``, pressure, ...), which a
+    sender can move and a later program read: on a kernel without Landlock (its ABI reported as
+    0) all 15 were read.  The zygote now mounts its /proc with the process directories alone
+    (``subset=pid``, level ``proc-pids``), once it holds what it needs from the full one."""
+    from rewardkit.sandbox import _confine
+
+    monkeypatch.setattr(_confine, "landlock_abi", lambda libc: 0)
+    with _box(path, timeout_s=5.0, memory_mb=256, workers=1) as box:
+        cells = box._pool.execute([COUNTER_READER], [0], ["(1,)"], "f")  # type: ignore[union-attr]
+        levels = box.isolation
+    assert cells[0][2] == "V" and cells[0][4] == "[]", cells
+    assert "landlock" not in levels and "proc-pids" in levels, levels
+    assert "pid-reset" in levels  # the counter's fd was opened before

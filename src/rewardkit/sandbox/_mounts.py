@@ -19,10 +19,10 @@ from __future__ import annotations
 import ctypes
 import os
 
-__all__ = ["fresh_tmpfs", "private_mounts", "read_only_binds", "unmount"]
+__all__ = ["fresh_tmpfs", "pids_only_proc", "private_mounts", "read_only_binds", "unmount"]
 
 CLONE_NEWNS = 0x0002_0000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 0x1000, 0x4000, 1 << 18
 MNT_DETACH = 2
 SYS_MOUNT_SETATTR = 442  # x86_64 and aarch64 (Linux 5.12; the Landlock path needs 6.12)
 AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 1
@@ -75,6 +75,16 @@ def read_only_binds(libc: ctypes.CDLL, read: list[str]) -> bool:
                           ctypes.byref(attr), ctypes.sizeof(attr)) if ok else -1  # fmt: skip
         done = done and rc == 0
     return done
+
+
+def pids_only_proc(libc: ctypes.CDLL) -> bool:
+    """Mount a new procfs of this pid namespace over ``/proc`` holding the process directories
+    alone (``subset=pid``, Linux 5.8): no ``/proc/stat``, ``vmstat``, ``meminfo``, ``sys``,
+    whose host-wide counters a program could move and the next read.  Under bubblewrap only
+    Landlock hid them; on a kernel without Landlock every program read them.  False when the
+    kernel refuses (the caller opens what it needs from the full ``/proc`` first)."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    return _mount(libc, "proc", "/proc", "proc", flags, "subset=pid")
 
 
 def _closed_to_others(path: str) -> bool:

@@ -29,9 +29,9 @@ from ._confine import INSTALL_HINT, WRITE_CAP_MB, plan
 __all__ = ["LEVEL_ORDER", "LocalPool"]
 
 WORKER = Path(__file__).with_name("_worker.py")
-LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "pid-reset", "ipc-ns", "net-ns",
-               "bwrap", "reads-confined", "write-cap", "fresh-tmpfs", "file-cap", "landlock",
-               "seccomp-allowlist")  # fmt: skip
+LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "pid-reset", "proc-pids", "ipc-ns",
+               "net-ns", "bwrap", "reads-confined", "write-cap", "fresh-tmpfs", "file-cap",
+               "landlock", "seccomp-allowlist")  # fmt: skip
 # What "strict" must verify in every worker before it runs anything.
 STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),
                 "landlock": ("landlock", "reads-confined", "seccomp-allowlist")}  # fmt: skip

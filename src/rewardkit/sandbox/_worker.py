@@ -63,7 +63,7 @@ try:
     from ._filecap import FileCount
     from ._filter import pid_offsets
     from ._landlock import make_ruleset
-    from ._mounts import fresh_tmpfs, private_mounts, unmount
+    from ._mounts import fresh_tmpfs, pids_only_proc, private_mounts, unmount
     from ._pidreset import caps_held, no_caps, open_counter, reset
     from ._userns import NPROC_OWN_NS, own_user_namespace
     from ._values import parse_literal
@@ -86,7 +86,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _filecap import FileCount  # type: ignore[no-redef]
     from _filter import pid_offsets  # type: ignore[no-redef]
     from _landlock import make_ruleset  # type: ignore[no-redef]
-    from _mounts import fresh_tmpfs, private_mounts, unmount  # type: ignore[no-redef]
+    from _mounts import fresh_tmpfs, pids_only_proc, private_mounts, unmount  # type: ignore[no-redef]
     from _pidreset import caps_held, no_caps, open_counter, reset  # type: ignore[no-redef]
     from _userns import NPROC_OWN_NS, own_user_namespace  # type: ignore[no-redef]
     from _values import parse_literal  # type: ignore[no-redef]
@@ -252,6 +252,11 @@ class Zygote:
         self.last_pid, self.pid_word = -1, b"%d" % self.pid
         if "pid-ns" in levels:
             self.last_pid = open_counter(self.pid)
+        # Its /proc then shows the processes alone: the host-wide counters (/proc/stat, vmstat,
+        # meminfo, sys) were hidden only by Landlock (``_mounts.pids_only_proc``).
+        self.proc_pids = False
+        if "pid-ns" in levels and self.libc is not None:
+            self.proc_pids = pids_only_proc(self.libc)
         if cfg["uid"] is None and self.libc is not None and caps_held(self.libc):
             cfg["_nocaps"] = no_caps()  # bubblewrap's capability: every child drops it
         # Once per worker rather than once per program: the filter's bytes and where its pid
@@ -283,6 +288,8 @@ class Zygote:
         elif self.last_pid >= 0:  # not verified: not done either
             os.close(self.last_pid)
             self.last_pid = -1
+        if self.proc_pids and probe.get("proc_counters") is False:
+            levels.append("proc-pids")
         if self.ruleset >= 0 and probe.get("landlock"):
             levels.append("landlock")
         if cfg["bpf"] and probe.get("fork_blocked") and probe.get("io_uring_blocked"):
@@ -370,6 +377,7 @@ class Zygote:
                     out["mkdir_refused"] = False
                 except OSError:
                     out["mkdir_refused"] = True
+                out["proc_counters"] = _readable("/proc/stat") or _readable("/proc/vmstat")
                 out["not_importable"] = _not_importable(PRELOAD)
                 write_all(fd, json.dumps(out).encode())
             except BaseException as e:
