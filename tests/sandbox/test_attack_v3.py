@@ -340,3 +340,37 @@ def test_without_landlock_no_host_counter_in_proc_is_readable(monkeypatch, path)
     assert cells[0][2] == "V" and cells[0][4] == "[]", cells
     assert "landlock" not in levels and "proc-pids" in levels, levels
     assert "pid-reset" in levels  # the counter's fd was opened before
+
+
+# ------------------------------------------ what a table claims: every worker's levels, not one's
+ONE_WORKER_WITHOUT_THE_RESET = """
+_slot = {}
+_init = _worker.Zygote.__init__
+def _init_noting_the_slot(self, cfg):
+    _slot["n"] = cfg["uid"] % 256  # as root each worker's uid ends in its slot
+    _init(self, cfg)
+replace(_worker.Zygote, "__init__", _init_noting_the_slot)
+_open = _worker.open_counter
+replace(_worker, "open_counter", lambda last: -1 if _slot["n"] == 1 else _open(last))
+"""
+PID_READER = "import os\ndef f(x):\n    return os.getpid()\n"
+
+
+def test_a_level_one_worker_could_not_verify_is_not_claimed(monkeypatch, open_dir):
+    """The levels a table carries were the first worker's: a level another worker could not
+    verify (here the second worker's pid counter cannot be opened, as where the kernel refuses
+    it) was claimed for every program, the second worker's included.  Now a level is claimed
+    only when every worker verified it (and a replacement worker's levels are intersected in)."""
+    import os
+
+    from .removal import weakened_worker
+
+    if os.geteuid() != 0:
+        pytest.skip("the slot is read from the worker's uid, which only root's workers get")
+    weakened_worker(monkeypatch, open_dir, ONE_WORKER_WITHOUT_THE_RESET)
+    with _box("strict_default", timeout_s=5.0, memory_mb=256, workers=2) as box:
+        pids = [c[4] for c in box._pool.execute([PID_READER] * 6, list(range(6)), ["(1,)"], "f")]  # type: ignore[union-attr]
+        levels = box.isolation
+    assert len(set(pids)) > 1, pids  # the second worker's programs do not get the reset pid
+    assert "pid-reset" not in levels, levels
+    assert {"pid-ns", "bwrap", "seccomp-allowlist"} <= set(levels), levels

@@ -366,12 +366,16 @@ class LocalPool:
 
     def _start(self) -> None:
         self.workers = self._spawn(self.n)
-        levels = set(self.workers[0].levels)
-        if self.plan.confinement == "bwrap":
-            levels.add("bwrap")
-            if self.plan.size_cap:
-                levels.add("write-cap")
+        # What every worker verified: a level one worker could not verify (a uid drop, the pid
+        # counter, a fresh tmpfs) does not hold for its programs, and is not claimed for any.
+        levels = set.intersection(*(set(w.levels) for w in self.workers)) | self._plan_levels()
         self.isolation = tuple(lv for lv in LEVEL_ORDER if lv in levels)
+
+    def _plan_levels(self) -> set[str]:
+        """The levels bubblewrap's command line gives every worker (not probed by them)."""
+        if self.plan.confinement != "bwrap":
+            return set()
+        return {"bwrap", "write-cap"} if self.plan.size_cap else {"bwrap"}
 
     def report(self) -> dict:
         """The isolation report: what the plan chose and what the workers verified.
@@ -503,5 +507,7 @@ class LocalPool:
             if missing:
                 queue.appendleft(_Job(job.row, missing))
         (fresh,) = self._spawn(1, slot)
+        kept = set(fresh.levels) | self._plan_levels()  # a replacement claims no more either
+        self.isolation = tuple(lv for lv in self.isolation if lv in kept)
         fresh.send(tests_msg)
         return fresh
