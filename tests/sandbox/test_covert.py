@@ -29,32 +29,21 @@ import pytest
 from rewardkit.sandbox import Sandbox, TestCase, _confine, _filter
 
 from .removal import weakened_worker
-from .test_pool import _as_ordinary_user
+from .test_attack_v2 import PATHS
+from .test_attack_v2 import _box as _started_box
 
 pytestmark = pytest.mark.skipif(
     platform.machine() != "x86_64", reason="the sandbox's seccomp filter is x86_64's"
 )
 
-PATHS = ["strict_default", "strict_landlock", "nonroot_default", "nonroot_landlock"]
 # The numbers each sender encodes: the extremes, and seeded draws.  0 comes first: the decode
 # takes the step of an idle sender from it.
 NS = [0, 1, 2, 7, 40, *random.Random(14).sample(range(3, 600), 4)]
 
 
 def _box(path: str) -> Sandbox:
-    confinement = "landlock" if path.endswith("landlock") else "auto"
-    box = Sandbox(confinement=confinement, timeout_s=5.0, memory_mb=256, workers=1)
-    if path.startswith("nonroot"):
-        if os.geteuid() != 0:
-            pytest.skip("not root: the plain paths are the ordinary-user path")
-        _as_ordinary_user(box)
-    try:
-        box.start()
-    except Exception as e:  # a kernel without Landlock: that path is absent
-        if confinement == "landlock":
-            pytest.skip(f"no Landlock path here: {e}")
-        raise
-    return box
+    """One worker (programs run in order), on ``path`` (see test_attack_v2's)."""
+    return _started_box(path, timeout_s=5.0, memory_mb=256, workers=1)
 
 
 def _views(box: Sandbox, sender: str, receiver: str, ns: list[int] = NS) -> list:
