@@ -13,6 +13,7 @@ Also: ``rewardkit sandbox bench``."""
 from __future__ import annotations
 
 import os
+import statistics
 
 from rewardkit.sandbox.bench import mixed_at_ceiling_s, run_bench
 from rewardkit.sandbox.floor import run_floor_bench
@@ -25,9 +26,10 @@ def run() -> list[dict]:
         f"512x32 mix (parent peak {res.parent_peak_rss_mb:.0f} MiB, "
         f"workers {max(res.worker_peak_rss_mb):.0f} MiB)"
     )
-    per_program = 1 / (sorted(floor.programs_per_s)[len(floor.programs_per_s) // 2])
-    per_fork = 1 / (sorted(floor.floor_forks_per_s)[len(floor.floor_forks_per_s) // 2])
-    per_ceiling = 1 / (sorted(floor.ceiling_programs_per_s)[len(floor.ceiling_programs_per_s) // 2])
+    per_program = 1 / statistics.median(floor.programs_per_s)
+    per_fork = 1 / statistics.median(floor.floor_forks_per_s)
+    per_ceiling = 1 / statistics.median(floor.ceiling_programs_per_s)
+    at_ceiling_s = mixed_at_ceiling_s(res, 1 / per_ceiling)  # as `rewardkit sandbox bench`
     return [
         {  # ratio = fraction of the fork floor reached (goal: 0.5)
             "case": f"512x32 trivial, all pass, strict isolation (load {floor.load_average:.1f})",
@@ -53,10 +55,10 @@ def run() -> list[dict]:
         },
         {  # the most any confined fork per program could get over (a) here
             "case": f"{case}, a design at the ceiling (bound)",
-            "ours_s": mixed_at_ceiling_s(res, 1 / per_ceiling),
+            "ours_s": at_ceiling_s,
             "baseline": f"(a) subprocess per pair, est. from {res.subprocess_programs} programs",
             "baseline_s": res.subprocess_s,
-            "ratio": res.subprocess_s / mixed_at_ceiling_s(res, 1 / per_ceiling),
+            "ratio": res.subprocess_s / at_ceiling_s,
         },
         {
             "case": case,

@@ -303,6 +303,13 @@ class Zygote:
         self.unreachable = unreachable if type(unreachable) is list else []
         return levels
 
+    def _spawn(self) -> int:
+        """``os.fork``, with the pid namespace's counter set back first where ``pid-reset``
+        holds, so that every child gets the same pid."""
+        if self.last_pid >= 0:
+            reset(self.last_pid, self.pid_word)
+        return os.fork()
+
     def _fresh_dir(self) -> str:
         self.serial += 1
         # One name for every work directory: a serial in it counted the directories remade so
@@ -348,9 +355,7 @@ class Zygote:
         io_uring are refused, whether a host file outside the readable paths is hidden, and
         whether Landlock refuses a directory listing of /."""
         r, w = os.pipe()
-        if self.last_pid >= 0:
-            reset(self.last_pid, self.pid_word)
-        pid = os.fork()
+        pid = self._spawn()
         if pid == 0:
             try:
                 os.close(r)
@@ -482,9 +487,7 @@ class Zygote:
         if files is not None:
             files.reset()
         r, w = os.pipe()
-        if self.last_pid >= 0:
-            reset(self.last_pid, self.pid_word)
-        pid = os.fork()
+        pid = self._spawn()
         if pid == 0:
             try:
                 os.close(r)

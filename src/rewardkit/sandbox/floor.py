@@ -72,6 +72,10 @@ def fork_floor(workers: int, seconds: float = 1.0) -> tuple[float, float]:
     return forks / elapsed, sum(float(o[1]) for o in outs) / max(forks, 1)
 
 
+# The ceiling's interpreter imports ctypes and ``_landlock`` alone: the seccomp loading below
+# restates ``_child._load_prepared`` and ``_filter.pid_offsets`` in a few lines because those
+# modules bring json, re, ast and contextlib, which cost 0.25-0.3 ms per fork by their size
+# (docs/sandbox.md, "The design's ceiling").
 CEILING_SCRIPT = r"""
 import ctypes, os, sys, time
 here, seconds, work, read, host_file = sys.argv[1:6]
