@@ -21,6 +21,7 @@ import resource
 import signal
 import sys
 import time
+from collections.abc import Callable
 from contextlib import suppress
 
 TYPE_CHECKING = False  # typing is not imported at run time: the zygote stays small
@@ -255,6 +256,21 @@ def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
         raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
 
 
+def _sender(fd: int) -> Callable[[list], None]:
+    """Write one record to ``fd``, from this process only.  Where a program may fork (basic
+    isolation), a child of it that comes back into this loop (its ``f`` returned, or raised:
+    a failed inner fork of a daemon) exits here without a word instead of writing records of
+    its own after its parent's, which would make the whole row a protocol violation."""
+    dumps, me, getpid = json.dumps, os.getpid(), os.getpid
+
+    def send(rec: list) -> None:
+        if getpid() != me:
+            os._exit(0)
+        write_all(fd, (dumps(rec) + "\n").encode())
+
+    return send
+
+
 def run_program(
     src: str | bytearray, idxs: list, entry: str, inputs: list, budget: float, fd: int
 ) -> None:
@@ -264,11 +280,9 @@ def run_program(
         src = bytes(src).decode("utf-8", "surrogatepass")
     if entry == SCRIPT:
         return run_script(src, idxs, inputs, budget, fd)
-    dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
+    perf, cpu_time = time.perf_counter, time.process_time
     setitimer, real = signal.setitimer, signal.ITIMER_REAL
-
-    def send(rec: list) -> None:
-        write_all(fd, (dumps(rec) + "\n").encode())
+    send = _sender(fd)
 
     signal.signal(signal.SIGALRM, _on_alarm)
     sys.setrecursionlimit(1000)
@@ -338,11 +352,9 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
     ``sys.stdin.buffer`` and ``open(0)`` all read it) and ``sys.stdout`` captured.  The record
     carries the canonical text of the output; one too large to send carries the sha256 of its
     normalised form (``_stdio``).  ``exit()`` / ``sys.exit(0)`` end a script normally."""
-    dumps, perf, cpu_time = json.dumps, time.perf_counter, time.process_time
+    perf, cpu_time = time.perf_counter, time.process_time
     setitimer, real = signal.setitimer, signal.ITIMER_REAL
-
-    def send(rec: list) -> None:
-        write_all(fd, (dumps(rec) + "\n").encode())
+    send = _sender(fd)
 
     signal.signal(signal.SIGALRM, _on_alarm)
     sys.setrecursionlimit(1000)

@@ -1,0 +1,56 @@
+"""Programs that fork where forking is allowed (basic isolation): only the program's own process
+writes records.  A child of it that comes back into the test loop (its ``f`` returned or raised:
+a daemon whose inner fork failed under a process cap) wrote records of its own after its
+parent's, and the zygote rightly called the row a protocol violation: the honest tests after it
+were CRASH.  Seen in CI as an ordinary user (``test_hostile``'s daemon, its second test), when
+the inner fork of the daemon failed.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase
+
+pytestmark = [
+    pytest.mark.skipif(platform.machine() != "x86_64", reason="the sandbox is x86_64's"),
+    pytest.mark.filterwarnings("ignore::rewardkit.sandbox.SandboxWarning"),
+]
+
+TESTS = [TestCase(f"({n},)", str(n * 7)) for n in range(1, 6)]
+_FORK = "import os, time\ndef f(x):\n    pid = os.fork()\n"
+PROGRAMS = {  # each answers every test right from the process the zygote forked
+    "a child that returns the same answer": _FORK + "    return x * 7\n",
+    "a child that returns a wrong answer": _FORK + "    return x * 7 if pid else -1\n",
+    "a child that raises (a daemon's failed inner fork)": (
+        _FORK + "    if pid == 0:\n        raise OSError(11, 'Resource temporarily unavailable')\n"
+        "    os.waitpid(pid, 0)\n    return x * 7\n"
+    ),
+    "a child that runs the other tests first": (
+        _FORK + "    if pid:\n        time.sleep(0.05)\n    return x * 7\n"
+    ),
+    "a fork at import": "import os\nos.fork()\ndef f(x):\n    return x * 7\n",
+}
+
+
+def test_only_the_programs_own_process_writes_records():
+    with Sandbox(timeout_s=2.0, workers=1, isolation="basic") as sb:
+        table = sb.run(list(PROGRAMS.values()), TESTS, entry_point="f")
+    for row, name in enumerate(PROGRAMS):
+        got = [Status(s).name for s in table.status[row]]
+        assert got == ["PASS"] * len(TESTS), (name, got, list(table.detail[row]))
+
+
+def test_a_script_that_forks_answers_from_its_own_process():
+    tests = [StdioTest(stdin=f"{n}\n", stdout=f"{n * 7}\n", mode="tokens") for n in (1, 2, 3)]
+    programs = [
+        "import os\npid = os.fork()\nprint(int(input()) * 7 if pid else -1)\n",
+        "import os\nif os.fork() == 0:\n    raise SystemExit(3)\nos.wait()\nprint(int(input()) * 7)\n",
+    ]
+    with Sandbox(timeout_s=2.0, workers=1, isolation="basic") as sb:
+        table = sb.run(programs, tests)
+    for row in range(len(programs)):
+        got = [Status(s).name for s in table.status[row]]
+        assert got == ["PASS"] * len(tests), (row, got, list(table.detail[row]))
