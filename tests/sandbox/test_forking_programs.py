@@ -47,7 +47,8 @@ def test_a_script_that_forks_answers_from_its_own_process():
     tests = [StdioTest(stdin=f"{n}\n", stdout=f"{n * 7}\n", mode="tokens") for n in (1, 2, 3)]
     programs = [
         "import os\npid = os.fork()\nprint(int(input()) * 7 if pid else -1)\n",
-        "import os\nif os.fork() == 0:\n    raise SystemExit(3)\nos.wait()\nprint(int(input()) * 7)\n",
+        "import os\nif os.fork() == 0:\n    raise SystemExit(3)\n"
+        "os.wait()\nprint(int(input()) * 7)\n",
     ]
     with Sandbox(timeout_s=2.0, workers=1, isolation="basic") as sb:
         table = sb.run(programs, tests)
