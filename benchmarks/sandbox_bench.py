@@ -7,8 +7,8 @@ workload (see rewardkit.sandbox.bench).  First row: a trivial all-passing 512 ×
 beside the fork floor of the same cores; its ratio is the fraction of the floor reached
 (rewardkit.sandbox.floor).  Second row: the design's ceiling in the same rounds (a minimal fork
 per program under Landlock + the seccomp allow-list: compile, 32 calls, one write) beside the
-same floor: what any design that runs each program in a fresh confined fork can reach here.
-Also: ``rewardkit sandbox bench``."""
+same floor: what any design that runs each program in a fresh confined fork can reach here;
+third row: the same minimal child with no confinement at all.  Also: ``rewardkit sandbox bench``."""
 
 from __future__ import annotations
 
@@ -44,7 +44,14 @@ def run() -> list[dict]:
             "ours_s": per_ceiling,
             "baseline": "fork floor: fork+exit+wait from python -I -S, same cores, same run",
             "baseline_s": per_fork,
-            "ratio": per_fork / per_ceiling,
+            "ratio": floor.ceiling_ratio,
+        },
+        {  # the same child with no confinement: what the layers themselves cost
+            "case": "512x32 trivial, the same minimal fork per program, unconfined",
+            "ours_s": 1 / statistics.median(floor.bare_programs_per_s),
+            "baseline": "fork floor: fork+exit+wait from python -I -S, same cores, same run",
+            "baseline_s": per_fork,
+            "ratio": floor.bare_ratio,
         },
         {
             "case": case,

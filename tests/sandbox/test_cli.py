@@ -63,7 +63,46 @@ def test_floor_bench_reports_both_rates():
     assert len(res.programs_per_s) == len(res.floor_forks_per_s) == 1
     assert "seccomp-allowlist" in res.isolation
     assert len(res.ceiling_programs_per_s) == 1 and res.ceiling_cpu_ratio > 0
+    assert res.ceiling_ratio == pytest.approx(res.ceiling_programs_per_s[0] / floor_rate(res))
     assert res.ceiling_layers == (("landlock",) if _landlock() else ()) + ("seccomp-allowlist",)
+    assert len(res.bare_programs_per_s) == 1 and res.bare_cpu_ms_per_program > 0
+    assert res.bare_ratio == pytest.approx(res.bare_programs_per_s[0] / floor_rate(res))
+
+
+def floor_rate(res) -> float:
+    return res.floor_forks_per_s[0]
+
+
+def test_the_unconfined_ceiling_claims_no_layer():
+    from rewardkit.sandbox import floor
+
+    rate, cpu, layers = floor.design_ceiling(1, seconds=0.1, confined=False)
+    assert rate > 0 and cpu > 0 and layers == ()
+
+
+@pytest.mark.parametrize("what", ["floor", "ceiling"])
+def test_loops_run_in_turn_are_refused(monkeypatch, what):
+    """Each loop waits for its input; given and read one after another (``communicate`` in
+    turn, as the ceiling first did) they ran in turn and the rate over two workers was one
+    loop's: half the real one.  Their spans on the shared monotonic clock must overlap."""
+    from rewardkit.sandbox import floor
+
+    def in_turn(procs, data):
+        return [p.communicate(data)[0].split() for p in procs]
+
+    monkeypatch.setattr(floor, "_collect", in_turn)
+    with pytest.raises(RuntimeError, match="did not run at once"):
+        if what == "floor":
+            floor.fork_floor(2, seconds=0.2)
+        else:
+            floor.design_ceiling(2, seconds=0.2)
+
+
+def test_loops_run_at_once_are_accepted():
+    from rewardkit.sandbox import floor
+
+    assert floor.fork_floor(2, seconds=0.2)[0] > 0
+    assert floor.design_ceiling(2, seconds=0.2)[0] > 0
 
 
 def _landlock() -> bool:

@@ -131,8 +131,7 @@ def bench(
         f"{res.agreement_manager:.4f}",
     )
     console = Console()
-    rates = ", ".join(f"{r:,.0f}" for r in floor.programs_per_s)
-    floors = ", ".join(f"{r:,.0f}" for r in floor.floor_forks_per_s)
+    rates, floors = _rates(floor.programs_per_s), _rates(floor.floor_forks_per_s)
     console.print(
         f"trivial {floor.n_programs} programs × {floor.n_tests} tests, all passing: "
         f"{rates} programs/s beside a fork floor of {floors} forks/s (same cores, alternating "
@@ -144,8 +143,12 @@ def bench(
         f"the design's ceiling (a minimal fork per program under "
         f"{' + '.join(floor.ceiling_layers) or 'no verified confinement'}: compile, "
         f"32 calls, one write; no checks) in the "
-        f"same rounds: {floor.ceiling_cpu_ms_per_program:.2f} ms of CPU per program, "
-        f"{floor.ceiling_cpu_ratio:.1%} of the floor"
+        f"same rounds: {_rates(floor.ceiling_programs_per_s)} programs/s, "
+        f"{floor.ceiling_ratio:.1%} of the floor; {floor.ceiling_cpu_ms_per_program:.2f} ms "
+        f"of CPU per program ({floor.ceiling_cpu_ratio:.1%}); the same child with no "
+        f"confinement at all: {_rates(floor.bare_programs_per_s)} programs/s, "
+        f"{floor.bare_ratio:.1%} of the floor; {floor.bare_cpu_ms_per_program:.2f} ms "
+        f"({floor.bare_cpu_ratio:.1%})"
     )
     console.print(table)
     bound = mixed_at_ceiling_s(res, statistics.median(floor.ceiling_programs_per_s))
@@ -159,6 +162,10 @@ def bench(
         f"parent peak RSS {res.parent_peak_rss_mb:.0f} MiB; worker peak RSS "
         f"{', '.join(f'{r:.0f}' for r in res.worker_peak_rss_mb)} MiB; written to {out}/"
     )
+
+
+def _rates(rates: tuple[float, ...]) -> str:
+    return ", ".join(f"{r:,.0f}" for r in rates)
 
 
 @sandbox.command()

@@ -20,7 +20,13 @@ checks of types, literal parser or JSON: a lower bound on the CPU a program cost
 that runs it in a fresh confined fork, measured in the same rounds.  Its confinement is
 verified by a probe child (a filter loaded and both io_uring and a new process refused; a
 domain entered and a host file unreadable); a layer that does not hold in every round is left
-out of ``ceiling_layers``, never claimed.
+out of ``ceiling_layers``, never claimed.  The same loops with no confinement at all
+(``design_ceiling(confined=False)``, ``bare_*``) show what the layers themselves cost.
+
+Every loop waits for its go on standard input and is given it before any loop is read, and
+their spans on the monotonic clock must overlap, or the measurement fails: given and read in
+turn, the loops of the first ceiling ran one after another and its rate over two workers was
+one loop's, half the real one.
 """
 
 from __future__ import annotations
@@ -42,7 +48,9 @@ from .table import TestCase
 __all__ = ["FloorResult", "design_ceiling", "fork_floor", "run_floor_bench", "trivial_workload"]
 
 FLOOR_SCRIPT = (
-    "import os, time\n"
+    "import os, sys, time\n"
+    "sys.stdin.read()\n"  # the go: every loop is given it before any is read (``_collect``)
+    "start = time.monotonic()\n"
     "n, end = 0, time.perf_counter() + {seconds!r}\n"
     "while time.perf_counter() < end:\n"
     "    pid = os.fork()\n"
@@ -51,7 +59,7 @@ FLOOR_SCRIPT = (
     "    os.waitpid(pid, 0)\n"
     "    n += 1\n"
     "t = os.times()\n"
-    "print(n, t.user + t.system + t.children_user + t.children_system)\n"
+    "print(n, t.user + t.system + t.children_user + t.children_system, start, time.monotonic())\n"
 )
 
 
@@ -61,15 +69,46 @@ def fork_floor(workers: int, seconds: float = 1.0) -> tuple[float, float]:
     script = FLOOR_SCRIPT.format(seconds=seconds)
     procs = [
         subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", script], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-I", "-S", "-c", script],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(workers)
     ]
     t0 = time.perf_counter()
-    outs = [p.communicate()[0].split() for p in procs]
+    outs = _collect(procs, "")
     elapsed = time.perf_counter() - t0
+    _check_overlap("floor", [o[2:4] for o in outs])
     forks = sum(int(o[0]) for o in outs)
     return forks / elapsed, sum(float(o[1]) for o in outs) / max(forks, 1)
+
+
+def _collect(procs: list[subprocess.Popen], data: str) -> list[list[str]]:
+    """Give every loop its input before reading any: each waits for its input, so reading
+    one to its end first (``communicate`` in turn) would run the loops one after another."""
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write(data)
+        p.stdin.close()
+    outs = []
+    for p in procs:
+        assert p.stdout is not None
+        with p.stdout:
+            outs.append(p.stdout.read().split())
+        p.wait()
+    return outs
+
+
+def _check_overlap(what: str, spans: list[list[str]]) -> None:
+    """The loops' (start, end) on the monotonic clock, which every process shares: a rate over
+    ``workers`` loops is theirs at once only if they all ran at the same time."""
+    starts, ends = [float(a) for a, _ in spans], [float(b) for _, b in spans]
+    if len(spans) > 1 and max(starts) >= min(ends):
+        raise RuntimeError(
+            f"the {what}'s {len(spans)} loops did not run at once (starts {starts}, ends "
+            f"{ends}): its rate would be one loop's, not theirs together"
+        )
 
 
 # The ceiling's interpreter imports ctypes and ``_landlock`` alone: the seccomp loading below
@@ -78,13 +117,13 @@ def fork_floor(workers: int, seconds: float = 1.0) -> tuple[float, float]:
 # (docs/sandbox.md, "The design's ceiling").
 CEILING_SCRIPT = r"""
 import ctypes, os, sys, time
-here, seconds, work, read, host_file = sys.argv[1:6]
+here, seconds, work, read, host_file, bare = sys.argv[1:7]
 read, bpf = read.split(os.pathsep), bytes.fromhex(sys.stdin.read().strip())
 sys.path.insert(0, here)
 from _landlock import abi, make_ruleset, restrict_self
 del sys.path[0]
 libc = ctypes.CDLL(None, use_errno=True)
-version = abi(libc)
+version = abi(libc) if bare == "0" else 0
 ruleset = make_ruleset(libc, version, read, [work], [], [])[0] if version else -1
 
 class Prog(ctypes.Structure):
@@ -143,6 +182,7 @@ os.waitpid(pid, 0)
 inputs = [(j,) for j in range(32)]
 expected = ",".join(str(j) for j in range(32)).encode()
 compile("def f(x):\n    return x\n", "<warm>", "exec", dont_inherit=True)
+start = time.monotonic()
 n, wrong, end = 0, 0, time.perf_counter() + float(seconds)
 t0 = os.times()
 while time.perf_counter() < end:
@@ -165,18 +205,22 @@ while time.perf_counter() < end:
     wrong += out != expected
     n += 1
 t = os.times()
-print(n, sum(t[:4]) - sum(t0[:4]), wrong, *held)
+print(n, sum(t[:4]) - sum(t0[:4]), wrong, start, time.monotonic(), *held)
 """
 
 
-def design_ceiling(workers: int, seconds: float = 1.0) -> tuple[float, float, tuple[str, ...]]:
+def design_ceiling(
+    workers: int, seconds: float = 1.0, *, confined: bool = True
+) -> tuple[float, float, tuple[str, ...]]:
     """(programs/s, CPU seconds per program, layers verified) of ``workers`` minimal confined
     fork-per-program loops at once: the least CPU a program costs in a design that runs it in a
-    fresh fork under Landlock and the seccomp allow-list (see the module's docstring)."""
+    fresh fork under Landlock and the seccomp allow-list (see the module's docstring).
+    ``confined=False``: the same loops with neither layer (nothing verified), which shows what
+    the confinement itself costs a program."""
     from ._filter import PID_PLACEHOLDER, build_allowlist_bpf
 
     try:
-        bpf = build_allowlist_bpf()
+        bpf = build_allowlist_bpf() if confined else ""
     except (ImportError, OSError):
         bpf = ""  # the layer is then missing from what the probe child verifies
     here = os.path.dirname(os.path.abspath(__file__))
@@ -192,20 +236,22 @@ def design_ceiling(workers: int, seconds: float = 1.0) -> tuple[float, float, tu
         script = CEILING_SCRIPT.replace("PLACEHOLDER", repr(struct.pack("<I", PID_PLACEHOLDER)))
         args = [here, repr(seconds), os.path.join(work, "w"), os.pathsep.join(read)]
         os.mkdir(args[2])
-        cmd = [sys.executable, "-I", "-S", "-c", script, *args, os.path.join(secret, "host-file")]
+        args += [os.path.join(secret, "host-file"), "0" if confined else "1"]
+        cmd = [sys.executable, "-I", "-S", "-c", script, *args]
         procs = [
             subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for _ in range(workers)
         ]
         t0 = time.perf_counter()
-        outs = [p.communicate(bpf)[0].split() for p in procs]
+        outs = _collect(procs, bpf)
         elapsed = time.perf_counter() - t0
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if any(len(o) < 3 or o[2] != "0" for o in outs):
+    if any(len(o) < 5 or o[2] != "0" for o in outs):
         raise RuntimeError("the ceiling's children returned wrong answers")
+    _check_overlap("ceiling", [o[3:5] for o in outs])
     n = sum(int(o[0]) for o in outs)
-    held = set.intersection(*(set(o[3:]) for o in outs))
+    held = set.intersection(*(set(o[5:]) for o in outs))
     return n / elapsed, sum(float(o[1]) for o in outs) / max(n, 1), tuple(sorted(held))
 
 
@@ -245,9 +291,15 @@ class FloorResult(JsonMixin):
     cpu_ratio: float  # floor CPU per fork ÷ sandbox CPU per program
     # The design's ceiling, in the same rounds (see the module's docstring)
     ceiling_programs_per_s: tuple[float, ...]
+    ceiling_ratio: float  # median over rounds of the ceiling's programs/s ÷ floor forks/s
     ceiling_cpu_ms_per_program: float  # median
     ceiling_cpu_ratio: float  # floor CPU per fork ÷ ceiling CPU per program
     ceiling_layers: tuple[str, ...]  # the confinement its probe child verified
+    # The same minimal loops with no confinement at all (``design_ceiling(confined=False)``)
+    bare_programs_per_s: tuple[float, ...]
+    bare_ratio: float
+    bare_cpu_ms_per_program: float
+    bare_cpu_ratio: float
     all_passed: bool
     load_average: float
 
@@ -265,7 +317,7 @@ def run_floor_bench(
     n = workers or os.cpu_count() or 1
     programs, tests = trivial_workload(n_programs, n_tests)
     rates, floors, ratios, passed = [], [], [], True
-    cpu, floor_cpu, ceilings, ceiling_cpu = [], [], [], []
+    cpu, floor_cpu, ceilings, ceiling_cpu, bares, bare_cpu = [], [], [], [], [], []
     layers: set[str] | None = None  # what every round's probe verified
     with Sandbox(timeout_s=1.0, workers=n, **(sandbox_kwargs or {})) as sb:
         sb.run(programs[: 4 * n], tests, entry_point="f")  # warm: first forks, page cache
@@ -276,6 +328,9 @@ def run_floor_bench(
             layers = set(held) if layers is None else layers & set(held)
             ceilings.append(ceiling)
             ceiling_cpu.append(ceiling_cpu_per_program)
+            bare, bare_cpu_per_program, _ = design_ceiling(n, seconds=1.0, confined=False)
+            bares.append(bare)
+            bare_cpu.append(bare_cpu_per_program)
             pids = sb._pool.worker_pids()
             c0, self0, t0 = _tree_cpu(pids), time.process_time(), time.perf_counter()
             table = sb.run(programs, tests, entry_point="f")
@@ -302,9 +357,14 @@ def run_floor_bench(
         floor_cpu_ms_per_fork=statistics.median(floor_cpu) * 1e3,
         cpu_ratio=statistics.median(floor_cpu) / statistics.median(cpu),
         ceiling_programs_per_s=tuple(ceilings),
+        ceiling_ratio=statistics.median(c / f for c, f in zip(ceilings, floors)),
         ceiling_cpu_ms_per_program=statistics.median(ceiling_cpu) * 1e3,
         ceiling_cpu_ratio=statistics.median(floor_cpu) / statistics.median(ceiling_cpu),
         ceiling_layers=tuple(sorted(layers or ())),
+        bare_programs_per_s=tuple(bares),
+        bare_ratio=statistics.median(b / f for b, f in zip(bares, floors)),
+        bare_cpu_ms_per_program=statistics.median(bare_cpu) * 1e3,
+        bare_cpu_ratio=statistics.median(floor_cpu) / statistics.median(bare_cpu),
         all_passed=passed,
         load_average=load,
     )
