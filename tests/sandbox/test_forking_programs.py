@@ -32,6 +32,11 @@ PROGRAMS = {  # each answers every test right from the process the zygote forked
         _FORK + "    if pid:\n        time.sleep(0.05)\n    return x * 7\n"
     ),
     "a fork at import": "import os\nos.fork()\ndef f(x):\n    return x * 7\n",
+    # The check holds its own references: a program's replacements do not reach it
+    "a child of a program that replaced os.getpid and os._exit": (
+        "import os, time\nos.getpid = lambda: 1\nos._exit = lambda code: None\n"
+        "def f(x):\n    pid = os.fork()\n    return x * 7\n"
+    ),
 }
 
 

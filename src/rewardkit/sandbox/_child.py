@@ -261,11 +261,11 @@ def _sender(fd: int) -> Callable[[list], None]:
     isolation), a child of it that comes back into this loop (its ``f`` returned, or raised:
     a failed inner fork of a daemon) exits here without a word instead of writing records of
     its own after its parent's, which would make the whole row a protocol violation."""
-    dumps, me, getpid = json.dumps, os.getpid(), os.getpid
+    dumps, me, getpid, leave = json.dumps, os.getpid(), os.getpid, os._exit
 
     def send(rec: list) -> None:
         if getpid() != me:
-            os._exit(0)
+            leave(0)
         write_all(fd, (dumps(rec) + "\n").encode())
 
     return send
