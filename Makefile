@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt \
           $(if $(wildcard /opt/wheels),--find-links /opt/wheels)
 
-.PHONY: demo test test-trainers bench lint clean
+.PHONY: demo test test-slow test-trainers bench lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,14 @@ TEST_EXTRAS := test,report,torch,trl,ray,fhir,sandbox
 demo: $(VENV)/.installed-$(DEMO_EXTRAS)
 	$(VENV)/bin/rewardkit demo --out out
 
+# The suite without the tests marked slow (about 8 minutes on 2 cores); CI also runs test-slow.
 test: $(VENV)/.installed-$(TEST_EXTRAS)
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not slow"
+
+# The slow tests alone (about 9 minutes): whole demos, attack classes that hold a worker for their
+# full budget, HumanEval, Ray clusters, real TRL runs.
+test-slow: $(VENV)/.installed-$(TEST_EXTRAS)
+	$(PY) -m pytest -m slow
 
 # The adapters through the real verl and OpenRLHF (their pins conflict with ours: a second venv,
 # ci/trainers.sh). An install problem is reported and skipped; a failing test fails.

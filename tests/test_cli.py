@@ -48,11 +48,17 @@ def test_bad_arguments_exit_2_with_one_line(argv, match, capsys):
     assert err.count("\n") == 1
 
 
-def test_demo_writes_artefacts_and_json_summary(tmp_path):
-    out = tmp_path / "o"
+@pytest.fixture(scope="module")
+def demo_json(tmp_path_factory):
+    """One ``demo --json`` run (the whole demo: each run takes tens of seconds), shared."""
+    out = tmp_path_factory.mktemp("demo") / "o"
     p = run("demo", "--json", "--out", str(out))
     assert p.returncode == 0, p.stderr
-    summary = json.loads(p.stdout)
+    return out, json.loads(p.stdout)
+
+
+def test_demo_writes_artefacts_and_json_summary(demo_json):
+    out, summary = demo_json
     assert summary["passed"] is True
     # the core sections' artefacts (each area's demo section adds its own)
     assert {"levels.json", "stack.json", "advantages.json", "checks.json"} <= set(
@@ -64,9 +70,6 @@ def test_demo_writes_artefacts_and_json_summary(tmp_path):
     assert manifest["artefacts"] == summary["artefacts"]
     levels = json.loads((out / "levels.json").read_text())
     assert levels["injected/B"]["value"] == pytest.approx(0.2353846153846154)
-    # global options before the subcommand work too
-    p2 = run("--json", "--out", str(tmp_path / "p"), "demo")
-    assert p2.returncode == 0 and json.loads(p2.stdout)["artefacts"] == summary["artefacts"]
 
 
 def test_demo_table_output(tmp_path):
@@ -86,11 +89,12 @@ def test_out_that_is_a_file_is_rejected(tmp_path):
     assert p.stderr.startswith("rewardkit: error: Invalid value for '--out'")
 
 
-def test_demo_twice_gives_byte_identical_json_artefacts(tmp_path):
-    a, b = tmp_path / "a", tmp_path / "b"
-    for d in (a, b):
-        p = run("demo", "--json", "--out", str(d))
-        assert p.returncode == 0, p.stderr
+def test_demo_twice_gives_byte_identical_json_artefacts(demo_json, tmp_path):
+    a, summary = demo_json
+    b = tmp_path / "b"
+    p = run("--json", "--out", str(b), "demo")  # global options before the subcommand work too
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["artefacts"] == summary["artefacts"]
     names = sorted(f.name for f in a.glob("*.json"))
     assert "manifest.json" in names and len(names) >= 5
     assert names == sorted(f.name for f in b.glob("*.json"))
