@@ -60,3 +60,59 @@ def test_a_script_that_forks_answers_from_its_own_process():
     for row in range(len(programs)):
         got = [Status(s).name for s in table.status[row]]
         assert got == ["PASS"] * len(tests), (row, got, list(table.detail[row]))
+
+
+# A script that leaves a helper process running and then reads its whole standard input.  Input
+# beyond a pipe's capacity is poured by a thread of the program's process; a child forked while
+# it pours kept the pipe's write end, so the parent's ``sys.stdin.read()`` waited for that
+# child's exit instead of the end of the data: TIMEOUT where ``python prog.py < input`` passes.
+_READ_ALL = "print(sum(int(t) for t in sys.stdin.read().split()))\n"
+_SLEEPER = "        time.sleep(30)\n        os._exit(0)\n"
+HELPERS = {
+    "a child that sleeps": "if os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\n",
+    "a child in a session of its own": (
+        "if os.fork() == 0:\n    os.setsid()\n    time.sleep(30)\n    os._exit(0)\n"
+    ),
+    "a daemon (double fork)": (
+        "if os.fork() == 0:\n    if os.fork() == 0:\n        time.sleep(30)\n    os._exit(0)\n"
+        "os.wait()\n"
+    ),
+    "a child forked by a thread": (
+        "def spawn():\n    if os.fork() == 0:\n" + _SLEEPER + "t = threading.Thread(target=spawn)\n"
+        "t.start()\nt.join()\n"
+    ),
+    "a child on a pseudo-terminal": (
+        "if os.forkpty()[0] == 0:\n    time.sleep(30)\n    os._exit(0)\n"
+    ),
+    "a child forked by a signal handler": (
+        "def on_usr1(*a):\n    if os.fork() == 0:\n"
+        + _SLEEPER
+        + "signal.signal(signal.SIGUSR1, on_usr1)\nos.kill(os.getpid(), signal.SIGUSR1)\n"
+    ),
+    "a child forked in a generator": (
+        "def gen():\n    if os.fork() == 0:\n" + _SLEEPER + "    yield 0\nlist(gen())\n"
+    ),
+    "a child forked after the first line": (
+        "first = int(sys.stdin.readline())\nif os.fork() == 0:\n    time.sleep(30)\n"
+        "    os._exit(0)\nprint(first + sum(int(t) for t in sys.stdin.read().split()))\n"
+        "raise SystemExit\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("n", [20_000, 200_000])  # 108 KiB and 1.3 MiB of input
+def test_a_script_whose_helper_process_outlives_it_reads_its_input_to_the_end(n):
+    text = "".join(f"{i}\n" for i in range(n))
+    half = text[: len(text) // 2]
+    tests = [
+        StdioTest(stdin=text, stdout=f"{sum(range(n))}\n"),
+        StdioTest(stdin="3\n4\n", stdout="7\n"),  # within a pipe: no thread pours it
+        StdioTest(stdin=half, stdout=f"{sum(int(t) for t in half.split())}\n"),
+    ]
+    head = "import os, signal, sys, threading, time\n"
+    programs = [head + body + _READ_ALL for body in HELPERS.values()]
+    with Sandbox(timeout_s=2.0, workers=2, isolation="basic") as sb:
+        table = sb.run(programs, tests)
+    names = [[Status(s).name for s in table.status[row]] for row in range(len(HELPERS))]
+    bad = {name: got for name, got in zip(HELPERS, names) if got != ["PASS"] * len(tests)}
+    assert not bad

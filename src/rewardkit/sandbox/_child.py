@@ -409,6 +409,35 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
         send(rec)
 
 
+_POURING: set[int] = set()  # the write ends of standard-input pipes a thread still fills
+_GUARD: list = []  # the lock over them, made (with its fork handlers) on first use
+
+
+def _pour_guard() -> Any:
+    """A forked child of a script (basic isolation) must not keep the write end of its
+    standard input: the parent's ``sys.stdin.read()`` would wait for that child's exit instead
+    of the end of the data, and a script that leaves a helper process running timed out.  The
+    handlers close every write end still filled in each child of ``os.fork`` (and what forks
+    through it: ``multiprocessing``, ``pty.fork``); exec'd programs never inherit them."""
+    if not _GUARD:
+        import threading
+
+        lock = threading.Lock()
+
+        def in_child() -> None:
+            for fd in _POURING:
+                with suppress(OSError):
+                    os.close(fd)
+            _POURING.clear()
+            lock.release()
+
+        os.register_at_fork(
+            before=lock.acquire, after_in_parent=lock.release, after_in_child=in_child
+        )
+        _GUARD.append(lock)
+    return _GUARD[0]
+
+
 class _Sink(io.BytesIO):
     """The captured standard output: a program that closes ``sys.stdout`` keeps its text."""
 
@@ -427,14 +456,19 @@ def _feed_stdin(data: bytes) -> None:
         write_all(w, data)
         os.close(w)
     else:
+        import threading  # here: the zygote does not import it (see the module docstring)
+
+        lock = _pour_guard()
 
         def pour() -> None:
             with suppress(OSError):
                 write_all(w, data)
-            os.close(w)
+            with lock:
+                _POURING.discard(w)
+                os.close(w)
 
-        import threading  # here: the zygote does not import it (see the module docstring)
-
+        with lock:
+            _POURING.add(w)
         threading.Thread(target=pour, daemon=True).start()
     sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
 
