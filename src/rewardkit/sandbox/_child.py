@@ -422,7 +422,7 @@ def _pour_guard() -> Any:
     if not _GUARD:
         import threading
 
-        lock = threading.Lock()
+        lock = threading.RLock()  # a handler of the program may fork while it is held
 
         def in_child() -> None:
             for fd in _POURING:

@@ -596,11 +596,11 @@ class Zygote:
             self.flush()
         self._consume(self.rlen)  # what a killed child left unread
         os.close(r)
-        if pfd >= 0:
-            os.close(pfd)
         if kill_reason == "watchdog":
             window_cpu = _cpu_time(pid) - cpu_seen  # CPU the child got since its last record
-        status = self._reap(pid)
+        status = self._reap(pid, pfd)
+        if pfd >= 0:
+            os.close(pfd)
         if pos < len(pending):
             i, elapsed = pending[pos], time.monotonic() - t_start
             if kill_reason == "watchdog" or _signal_of(status) == signal.SIGXCPU:
@@ -644,12 +644,12 @@ class Zygote:
             self.rbuf[rest : self.rlen] = bytes(n)
         self.rlen = rest
 
-    def _reap(self, pid: int) -> int:
+    def _reap(self, pid: int, pfd: int = -1) -> int:
         """Kill the child's process group, reap it, then every orphan it left (we are their
         subreaper), and empty the work directory."""
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        status = self._wait_killing(pid, pfd)
         self._sweep()
         # Nothing a program wrote, chmodded or stamped reaches the next: a new directory each,
         # unless nothing at all changed (no entry, same mtime and ctime: a pristine directory
@@ -680,17 +680,48 @@ class Zygote:
         if self.cfg["uid"] is None:
             os.chmod(self.base, 0o500)
 
+    def _wait_killing(self, pid: int, pfd: int) -> int:
+        """The exit status of the killed child ``pid``.  Never a wait on it alone: where a
+        program may trace (basic isolation), a process of its own outside its process group
+        that traces it holds its exit until that tracer dies, and a blocking wait stalled the
+        zygote until the pool gave the worker up, while the tracer outlived the sandbox.  Each
+        pass that finds the child not yet reaped kills our other children (the tracer is one as
+        soon as its parent died), then sleeps on the child's exit."""
+        for n in range(100_000):
+            got, status = os.waitpid(pid, os.WNOHANG)
+            if got:
+                return status
+            if n:
+                self._kill_children()
+            if pfd >= 0:
+                select.select([pfd], [], [], 0.01)
+            else:
+                time.sleep(0.001)
+        return os.waitpid(pid, 0)[1]
+
+    def _kill_children(self) -> list[int]:
+        """SIGKILL to each child of ours and its process group; the children found."""
+        kids = _children(self.pid)
+        for k in kids:
+            for kill in (os.killpg, os.kill):
+                with suppress(ProcessLookupError, PermissionError):
+                    kill(k, signal.SIGKILL)
+        return kids
+
     def _sweep(self) -> None:
+        """Kill and reap every process left below us.  All are killed before any is waited
+        for, and no wait blocks: a traced process is reaped only once its tracer (another of
+        them, or a descendant that becomes our child when its parent dies) is dead too."""
         for _ in range(10_000):
-            kids = _children(self.pid)
+            kids = self._kill_children()
             if not kids:
                 break
+            reaped = False
             for k in kids:
-                for kill in (os.killpg, os.kill):
-                    with suppress(ProcessLookupError, PermissionError):
-                        kill(k, signal.SIGKILL)
                 with suppress(ChildProcessError):
-                    os.waitpid(k, 0)
+                    reaped = os.waitpid(k, os.WNOHANG)[0] != 0 or reaped
+            if not reaped:
+                time.sleep(0.001)
         while True:  # zombies that exited by themselves
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
