@@ -58,6 +58,7 @@ __all__ = [
     "read_frame",
     "read_raw",
     "raw_frame",
+    "record_line",
     "rlimits",
     "run_program",
     "setup_child",
@@ -256,17 +257,42 @@ def _load_seccomp(libc: ctypes.CDLL, bpf: bytes) -> None:
         raise OSError(ctypes.get_errno(), "PR_SET_SECCOMP")
 
 
+try:  # json.dumps' own string quoting, in C
+    from _json import encode_basestring_ascii as _quote
+except ImportError:  # pragma: no cover - an interpreter built without _json
+    from json.encoder import py_encode_basestring_ascii as _quote
+
+
+def record_line(rec: list) -> bytes:
+    """``json.dumps(rec) + "\n"``, byte for byte, for a record of ints, finite floats and
+    strings (every record a child writes), without the encoder object ``json.dumps`` makes on
+    each call (≈ 2.2 µs a record against ≈ 0.6 µs).  Anything else goes through ``json.dumps``.
+    The zygote checks the records on exactly this spelling (``is_cell_line``)."""
+    parts = []
+    for x in rec:
+        t = type(x)
+        if t is str:
+            parts.append(_quote(x))
+        elif t is int:
+            parts.append(int.__repr__(x))
+        elif t is float and x - x == 0.0:  # finite (json.dumps spells nan and inf its own way)
+            parts.append(float.__repr__(x))
+        else:
+            return (json.dumps(rec) + "\n").encode()
+    return ("[" + ", ".join(parts) + "]\n").encode()
+
+
 def _sender(fd: int) -> Callable[[list], None]:
     """Write one record to ``fd``, from this process only.  Where a program may fork (basic
     isolation), a child of it that comes back into this loop (its ``f`` returned, or raised:
     a failed inner fork of a daemon) exits here without a word instead of writing records of
     its own after its parent's, which would make the whole row a protocol violation."""
-    dumps, me, getpid, leave = json.dumps, os.getpid(), os.getpid, os._exit
+    line, me, getpid, leave = record_line, os.getpid(), os.getpid, os._exit
 
     def send(rec: list) -> None:
         if getpid() != me:
             leave(0)
-        write_all(fd, (dumps(rec) + "\n").encode())
+        write_all(fd, line(rec))
 
     return send
 

@@ -37,8 +37,12 @@ STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "secco
                 "landlock": ("landlock", "reads-confined", "seccomp-allowlist")}  # fmt: skip
 IN_FLIGHT = 2  # jobs queued per worker, so it never waits for the next one
 CHECK_S = 0.25  # how often the workers' processes are polled (an EOF is seen at once anyway)
+# LD_BIND_NOW: the dynamic linker resolves every symbol of the interpreter and its libraries
+# when the zygote starts, not lazily in each child (the first call of each function writes its
+# GOT page, a copy per child); extension modules are loaded with RTLD_NOW anyway
+# (``sys.getdlopenflags()``), so a program's imports pay nothing more.
 ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
-       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # fmt: skip
+       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "LD_BIND_NOW": "1"}  # fmt: skip
 Cell = tuple[int, int, str, float, str]  # (row, test index, kind, duration_s, payload)
 NPROC_DROPPED = 64  # RLIMIT_NPROC of a worker's own uid after the drop, threads included
 # As root each worker's children drop to a uid of their own: RLIMIT_NPROC counts the tasks of a
