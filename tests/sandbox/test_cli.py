@@ -12,10 +12,14 @@ from rewardkit.cli import main
 def test_bench_json(tmp_path, capsys):
     out = tmp_path / "o"
     argv = ["sandbox", "bench", "--programs", "8", "--tests", "4", "--looping", "1",
-            "--stride", "8", "--json", "--out", str(out)]  # fmt: skip
+            "--stride", "8", "--repeats", "2", "--json", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["n_programs"] == 8 and res["n_tests"] == 4
+    # Ours ran twice on one sandbox: its time is the median of both runs, whose tables agree.
+    runs = res["ours_runs_s"]
+    assert len(runs) == 2 and res["ours_s"] == pytest.approx(sum(runs) / 2)
+    assert res["runs_agree"] == 1.0
     assert res["categories"]["looping"] == 1
     assert res["ours_pairs_per_s"] > 0 and res["ratio_vs_manager"] > 0
     # Every design computes the same pass matrix on this workload.
