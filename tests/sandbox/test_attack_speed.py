@@ -256,6 +256,12 @@ def test_nothing_a_program_leaves_outlives_its_row_strict():
     _leave_and_check("strict", nonroot=False)
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="as an ordinary user the test above is this")
+def test_nothing_a_program_leaves_outlives_its_row_strict_ordinary_user():
+    _leave_and_check("strict", nonroot=True)
+
+
 # ------------------------------------------------------------------ the zygote's buffers
 # A program reaches the zygote's Zygote object through the frames it was called from and
 # reads its read and cell buffers: a fork must not carry them (MADV_DONTFORK), so the child
