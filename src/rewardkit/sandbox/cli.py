@@ -117,9 +117,7 @@ def bench(
                         f"budget, {res.workers} workers, load {res.load_average:.1f}")  # fmt: skip
     for col in ("design", "seconds", "pairs/s", "rewardkit ×", "target", "pass cells agree"):
         table.add_column(col)
-    runs = ", ".join(f"{r:.2f}" for r in res.ours_runs_s)
-    table.add_row(f"rewardkit sandbox (median of {len(res.ours_runs_s)} runs: {runs} s; they "
-                  f"agree {res.runs_agree:.4f})", f"{res.ours_s:.2f}",
+    table.add_row("rewardkit sandbox (median of runs)", f"{res.ours_s:.2f}",
                   f"{res.ours_pairs_per_s:,.0f}", "1.0", "", "")  # fmt: skip
     table.add_row(
         f"(a) subprocess per pair (est. from {res.subprocess_programs} programs)",
@@ -158,6 +156,11 @@ def bench(
         f"({floor.bare_cpu_ratio:.1%})"
     )
     console.print(table)
+    console.print(
+        f"rewardkit ran the workload {len(res.ours_runs_s)} times on one sandbox: "
+        f"{', '.join(f'{r:.2f}' for r in res.ours_runs_s)} s (median {res.ours_s:.2f} s); "
+        f"their pass cells agree {res.runs_agree:.4f}"
+    )
     bound = mixed_at_ceiling_s(res, statistics.median(floor.ceiling_programs_per_s))
     console.print(
         f"at the design's ceiling the mixed run would still take ≥ {bound:.2f} s (its "
