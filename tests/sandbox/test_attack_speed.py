@@ -241,25 +241,12 @@ def _leave_and_check(isolation: str, nonroot: bool) -> None:
 
 
 @pytest.mark.slow
-def test_nothing_a_program_leaves_outlives_its_row_basic():
-    _leave_and_check("basic", nonroot=False)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(os.geteuid() != 0, reason="as an ordinary user the test above is this")
-def test_nothing_a_program_leaves_outlives_its_row_basic_ordinary_user():
-    _leave_and_check("basic", nonroot=True)
-
-
-@pytest.mark.slow
-def test_nothing_a_program_leaves_outlives_its_row_strict():
-    _leave_and_check("strict", nonroot=False)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(os.geteuid() != 0, reason="as an ordinary user the test above is this")
-def test_nothing_a_program_leaves_outlives_its_row_strict_ordinary_user():
-    _leave_and_check("strict", nonroot=True)
+@pytest.mark.parametrize("isolation", ["basic", "strict"])
+@pytest.mark.parametrize("nonroot", [False, True], ids=["as-run", "ordinary-user"])
+def test_nothing_a_program_leaves_outlives_its_row(isolation, nonroot):
+    if nonroot and os.geteuid() != 0:
+        pytest.skip("as an ordinary user the run without the drop is this one")
+    _leave_and_check(isolation, nonroot=nonroot)
 
 
 # ------------------------------------------------------------------ the zygote's buffers
