@@ -140,3 +140,12 @@ def test_design_ceiling_refuses_wrong_answers(monkeypatch):
     monkeypatch.setattr(floor, "CEILING_SCRIPT", broken)
     with pytest.raises(RuntimeError, match="wrong answers"):
         floor.design_ceiling(1, seconds=0.1)
+
+
+@pytest.mark.parametrize("repeats", [0, -1, 1.5, True, "3"])
+def test_run_bench_refuses_a_repeat_count_that_is_not_a_positive_int(repeats):
+    from rewardkit.errors import ConfigError
+    from rewardkit.sandbox.bench import run_bench
+
+    with pytest.raises(ConfigError, match="'repeats' parameter of run_bench"):
+        run_bench(8, 4, repeats=repeats)

@@ -91,7 +91,8 @@ def test_the_zygotes_buffers_are_not_inherited():
     status = _child_reads(buf)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV, status
     plain = bytearray(b"Z")  # the same read of memory a fork does copy: the check can pass
-    assert os.WIFEXITED(_child_reads(plain)) and os.WEXITSTATUS(_child_reads(plain)) == 0
+    status = _child_reads(plain)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 
 def test_the_rehearsal_puts_the_alarm_back_and_imports_nothing_new():

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._json import JsonMixin
+from ..errors import ConfigError
 from .core import Sandbox
 from .table import TestCase
 
@@ -209,6 +210,11 @@ def run_bench(
     batch after batch) and its time is the median: one run of about a second moves ±10 % on a
     shared machine, more than the designs that run for minutes.  The first run's table is the
     one compared with the other designs; ``runs_agree`` says how far the later ones match it."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ConfigError(
+            f"The 'repeats' parameter of run_bench is how many times rewardkit runs the "
+            f"workload: an int of at least 1. Got {repeats!r}."
+        )
     programs, tests, cats = workload(n_programs, n_tests, n_looping=n_looping, seed=seed)
     pairs = n_programs * n_tests
     t0 = time.perf_counter()
