@@ -13,11 +13,11 @@ from __future__ import annotations
 import builtins
 import ctypes
 import gc
-import io
 import json
 import os
 import re
 import resource
+import select
 import signal
 import sys
 import time
@@ -394,45 +394,193 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
     names["exit"] = names["quit"] = sys.exit  # the site module's helpers (workers run -S)
     _seed_random(src)
     send(["R", cpu_time()])
-    modules, armed = sys.modules, _ARMED
+    modules, armed, me, cap, leave = sys.modules, _ARMED, os.getpid(), None, os._exit
+    saved = sys.stdout, sys.__stdout__
     for i in idxs:
         stdin_text, mode = inputs[i]
-        sink = _Sink()
         t0, c0 = perf(), cpu_time()
+        rec: list | None = None
+        out_file = None
         try:
+            _feed_stdin(stdin_text.encode("utf-8", "surrogatepass"))
+            if cap is None or not cap.intact():
+                cap = _Stdout()
+            os.dup2(cap.w, 1)  # again for each test: a program may have closed or replaced fd 1
+            out_file = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False)  # noqa: SIM115
+            sys.stdout = sys.__stdout__ = out_file  # type: ignore[misc]
+            armed[0] = True
+            setitimer(real, budget)
             try:
-                _feed_stdin(stdin_text.encode("utf-8", "surrogatepass"))
-                sys.stdout = io.TextIOWrapper(sink, encoding="utf-8", errors="surrogatepass")
-                armed[0] = True
-                setitimer(real, budget)
+                _clear_exits()
+                rnd = modules.get("random")
+                if rnd is not None:
+                    rnd.seed(0)
                 try:
-                    rnd = modules.get("random")
-                    if rnd is not None:
-                        rnd.seed(0)
                     exec(code, {"__name__": "__main__", "__builtins__": names})
                 except SystemExit as e:
                     if e.code not in (None, 0):
                         raise
-                finally:
-                    armed[0] = False
-                    setitimer(real, 0)
-                with suppress(BaseException):
-                    sys.stdout.flush()
+                _at_exit(modules, me, t0 + budget)
             finally:
-                sys.stdout = sys.__stdout__
-            out = sink.getvalue().decode("utf-8", "replace")
-            text = canon(out)
-            rec = [i, "V", text]
-            if len(text) > TEXT_CAP:
-                rec = [i, "H", normalised_sha(out, mode)]
+                if os.getpid() != me:  # a child the script forked came back here: it leaves
+                    leave(0)
+                armed[0] = False
+                setitimer(real, 0)
         except _Budget:
             rec = [i, "T", ""]
         except MemoryError:
             rec = [i, "M", ""]
         except BaseException as e:
             rec = [i, "E", _name(e)]
+        # As the interpreter ends: standard output flushed, then what the program left open
+        # (``f = open(1, "w")``) flushed as it is collected, into this test's output.
+        for stream in (sys.stdout, out_file, None, out_file):
+            with suppress(BaseException):
+                gc.collect() if stream is None else stream.flush()
+        if out_file is not None:
+            with suppress(BaseException):
+                out_file.close()  # what it could not write (fd 1 closed) is lost, not sent later
+        sys.stdout, sys.__stdout__ = saved  # type: ignore[misc]
+        stream = out_file = None
+        kind, raw = cap.collect() if cap is not None else ("L", None)
+        if kind != "V":
+            cap = None  # lost (the program closed the pipe) or flooded: the next test makes one
+        if rec is None:
+            rec = _output_record(i, kind, raw, mode)
         rec[2:2] = [perf() - t0, cpu_time() - c0]
         send(rec)
+
+
+def _output_record(i: int, kind: str, raw: bytes | None, mode: str) -> list:
+    """The record of a script that ended normally, from what its test collected of fd 1."""
+    if kind == "M":
+        return [i, "M", ""]
+    if raw is None:
+        return [i, "E", "stdout lost"]
+    try:
+        out = raw.decode("utf-8", "replace")
+        text = canon(out)
+        if len(text) > TEXT_CAP:
+            return [i, "H", normalised_sha(out, mode)]
+        return [i, "V", text]
+    except MemoryError:
+        return [i, "M", ""]
+
+
+def _clear_exits() -> None:
+    """No exit function registered by an earlier test runs after this one."""
+    import atexit  # built into the interpreter: no file is read
+
+    atexit._clear()
+
+
+def _at_exit(modules: dict, me: int, deadline: float) -> None:
+    """What the interpreter does when a script ends, within the test's budget: wait for the
+    threads it started (the deep-recursion idiom runs ``main`` in a thread with a large stack)
+    and run its ``atexit`` functions (the buffered-output idiom writes everything there).
+    ``atexit`` swallows every exception of its functions, the budget's too: past the
+    ``deadline`` (on the clock of ``time.perf_counter``) this raises it again."""
+    if os.getpid() != me:
+        return
+    threading = modules.get("threading")
+    if threading is not None:
+        main = threading.main_thread()
+        for t in threading.enumerate():
+            if t is not main and not t.daemon:
+                t.join()
+    import atexit
+
+    atexit._run_exitfuncs()
+    if time.perf_counter() > deadline:
+        raise _Budget
+
+
+class _Stdout:
+    """fd 1 of a script: a pipe that a thread of the child drains.  Whatever reaches fd 1 is the
+    test's output, in the order it got there: ``print``, ``sys.stdout.buffer``, a raw
+    ``os.write(1, …)`` (PyRival's FastIO), ``open(1, "w")``, and in basic isolation a process the
+    script started, as a judge that sends standard output to a file sees it.
+
+    The thread waits until the pipe holds data and reads it under a lock; at the end of a test
+    the child takes the lock and reads what is left, so everything written before then is this
+    test's output and nothing of it reaches the next test.  The thread blocks every signal: the
+    budget's SIGALRM reaches the program's own thread.  Past ``memory_mb`` the output is
+    dropped and the test is MEMORY; a program that closes or reads the pipe loses its own
+    output (``stdout lost``), and the next test makes a fresh pipe."""
+
+    def __init__(self) -> None:
+        import _thread  # built in, and without fork handlers (``threading`` has them)
+
+        self.r, self.w = os.pipe()  # close-on-exec: a process the script runs gets fd 1 only
+        os.set_blocking(self.r, False)
+        self.ids = self._ids()
+        self.acc, self.over, self.lost, self.tid = bytearray(), False, False, 0
+        self.lock = _thread.allocate_lock()
+        old = _thread.stack_size(1 << 18)  # its frames are few; RLIMIT_AS counts a stack whole
+        try:
+            _thread.start_new_thread(self._drain, (_thread.get_native_id,))
+        finally:
+            _thread.stack_size(old)
+
+    def _ids(self) -> tuple:
+        a, b = os.fstat(self.r), os.fstat(self.w)
+        return a.st_dev, a.st_ino, b.st_dev, b.st_ino
+
+    def intact(self) -> bool:
+        """Both ends are still this pipe's (a program may close them, or open files in their
+        place)."""
+        try:
+            return not self.lost and self._ids() == self.ids
+        except OSError:
+            return False
+
+    def _drain(self, threading_id: Callable[[], int]) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        self.tid = threading_id()
+        wait, r = select.select, self.r
+        while not self.lost:
+            try:
+                wait([r], [], [])
+            except (OSError, ValueError):
+                self.lost = True
+            with self.lock:
+                self._read(1)
+
+    def _read(self, most: int) -> None:
+        """Up to ``most`` reads of what the pipe holds (the lock held)."""
+        for _ in range(most):
+            if self.lost:
+                return
+            try:
+                data = os.read(self.r, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:  # every write end closed, or the fd is no longer the pipe
+                self.lost = True
+                return
+            if self.over:
+                continue
+            try:
+                self.acc += data
+            except MemoryError:
+                self.over = True
+                self.acc = bytearray()
+
+    def collect(self) -> tuple[str, bytes | None]:
+        """This test's output: ("V", bytes), ("M", None) past the memory cap, ("L", None) lost.
+        Reads at most 64 times what is left: a thread of the program that writes without end
+        does not hold the test (the rest goes to the next one)."""
+        with self.lock:
+            self._read(64)
+            if self.lost:
+                return "L", None
+            if self.over:
+                self.over = False
+                return "M", None
+            out, self.acc = bytes(self.acc), bytearray()
+            return "V", out
 
 
 _POURING: set[int] = set()  # the write ends of standard-input pipes a thread still fills
@@ -464,16 +612,8 @@ def _pour_guard() -> Any:
     return _GUARD[0]
 
 
-class _Sink(io.BytesIO):
-    """The captured standard output: a program that closes ``sys.stdout`` keeps its text."""
-
-    def close(self) -> None:
-        pass
-
-
 def _feed_stdin(data: bytes) -> None:
     """A fresh pipe on fd 0 holding ``data`` (a writer thread when it exceeds the pipe)."""
-    gc.collect()  # a file object left by the previous test (``f = open(0)``) closes fd 0 now
     r, w = os.pipe()
     if r != 0:  # r is 0 when the previous test closed fd 0
         os.dup2(r, 0)
