@@ -408,6 +408,8 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
             _feed_stdin(stdin_text.encode("utf-8", "surrogatepass"))
             if cap is None or not cap.intact():
                 cap = _Stdout()
+            else:  # as a file, fd 1 never refuses a write: not even if a test made it O_NONBLOCK
+                os.set_blocking(cap.w, True)
             os.dup2(cap.w, 1)  # again for each test: a program may have closed or replaced fd 1
             out_file = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False)  # noqa: SIM115
             sys.stdout = sys.__stdout__ = out_file  # type: ignore[misc]
@@ -418,12 +420,13 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
                 rnd = modules.get("random")
                 if rnd is not None:
                     rnd.seed(0)
+                script = {"__name__": "__main__", "__builtins__": names}
                 try:
-                    exec(code, {"__name__": "__main__", "__builtins__": names})
+                    exec(code, script)
                 except SystemExit as e:
                     if e.code not in (None, 0):
                         raise
-                _at_exit(modules, me, t0 + budget)
+                _at_exit(modules, me, t0 + budget, script)
             finally:
                 if os.getpid() != me:  # a child the script forked came back here: it leaves
                     leave(0)
@@ -435,6 +438,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
             rec = [i, "M", ""]
         except BaseException as e:
             rec = [i, "E", _name(e)]
+        script = None  # type: ignore[assignment]
         # As the interpreter ends: standard output flushed, then what the program left open
         # (``f = open(1, "w")``) flushed as it is collected, into this test's output.
         for stream in (sys.stdout, out_file, None, out_file):
@@ -450,18 +454,22 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
             cap = None  # lost (the program closed the pipe) or flooded: the next test makes one
         if rec is None:
             rec = _output_record(i, kind, raw, mode)
+        raw = None
         rec[2:2] = [perf() - t0, cpu_time() - c0]
         send(rec)
 
 
-def _output_record(i: int, kind: str, raw: bytes | None, mode: str) -> list:
+def _output_record(i: int, kind: str, out: str | None, mode: str) -> list:
     """The record of a script that ended normally, from what its test collected of fd 1."""
     if kind == "M":
         return [i, "M", ""]
-    if raw is None:
+    if out is None:
         return [i, "E", "stdout lost"]
     try:
-        out = raw.decode("utf-8", "replace")
+        # Its canonical text (``repr``) is two characters longer at least: a long output is
+        # hashed without that copy.
+        if len(out) + 2 > TEXT_CAP:
+            return [i, "H", normalised_sha(out, mode)]
         text = canon(out)
         if len(text) > TEXT_CAP:
             return [i, "H", normalised_sha(out, mode)]
@@ -477,12 +485,14 @@ def _clear_exits() -> None:
     atexit._clear()
 
 
-def _at_exit(modules: dict, me: int, deadline: float) -> None:
+def _at_exit(modules: dict, me: int, deadline: float, script: dict) -> None:
     """What the interpreter does when a script ends, within the test's budget: wait for the
-    threads it started (the deep-recursion idiom runs ``main`` in a thread with a large stack)
-    and run its ``atexit`` functions (the buffered-output idiom writes everything there).
-    ``atexit`` swallows every exception of its functions, the budget's too: past the
-    ``deadline`` (on the clock of ``time.perf_counter``) this raises it again."""
+    threads it started (the deep-recursion idiom runs ``main`` in a thread with a large stack),
+    run its ``atexit`` functions (the buffered-output idiom writes everything there), flush
+    ``sys.stdout``, then clear the script's globals as the interpreter clears
+    ``__main__`` (``_clear_main``).  ``atexit`` and finalisers swallow every exception, the
+    budget's too: past the ``deadline`` (on the clock of ``time.perf_counter``) this raises it
+    again."""
     if os.getpid() != me:
         return
     threading = modules.get("threading")
@@ -494,8 +504,27 @@ def _at_exit(modules: dict, me: int, deadline: float) -> None:
     import atexit
 
     atexit._run_exitfuncs()
+    with suppress(Exception):
+        sys.stdout.flush()
+    _clear_main(script)
     if time.perf_counter() > deadline:
         raise _Budget
+
+
+def _clear_main(main: dict) -> None:
+    """As the interpreter clears ``__main__`` when it ends: the names with one leading
+    underscore set to None first, then every other name but ``__builtins__``.  What only the
+    script held is finalised now, in that order: a file it left open on fd 1 (``out =
+    open(1, "w")`` beside a function, whose globals make a reference cycle) flushes into this
+    test's output.  Left to the garbage collector, a cycle's objects are finalised in no set
+    order: the file's buffer could be closed before the text layer above it flushed, and the
+    output was lost."""
+    for key in list(main):
+        if type(key) is str and key[:1] == "_" and key[1:2] != "_":
+            main[key] = None
+    for key in list(main):
+        if type(key) is str and key != "__builtins__":
+            main[key] = None
 
 
 class _Stdout:
@@ -520,6 +549,7 @@ class _Stdout:
             fcntl.fcntl(self.w, F_SETPIPE_SZ, 1 << 20)
         self.ids = self._ids()
         self.acc, self.over, self.lost, self.tid = bytearray(), False, False, 0
+        self.chunk = memoryview(bytearray(1 << 16))  # read into: no allocation per read
         self.lock = _thread.allocate_lock()
         old = _thread.stack_size(1 << 18)  # its frames are few; RLIMIT_AS counts a stack whole
         try:
@@ -562,28 +592,31 @@ class _Stdout:
             if self.lost:
                 break
             try:
-                data = os.read(self.r, 1 << 16)
+                n = os.readv(self.r, [self.chunk])
             except BlockingIOError:
                 break
             except OSError:
-                data = b""
-            if not data:  # every write end closed, or the fd is no longer the pipe
+                n = 0
+            if not n:  # every write end closed, or the fd is no longer the pipe
                 self.lost = True
                 break
             got += len(data)
             if self.over:
                 continue
             try:
-                self.acc += data
+                self.acc += self.chunk[:n]
             except MemoryError:
                 self.over = True
                 self.acc = bytearray()
         return got
 
-    def collect(self) -> tuple[str, bytes | None]:
-        """This test's output: ("V", bytes), ("M", None) past the memory cap, ("L", None) lost.
-        Reads at most 64 times what is left: a thread of the program that writes without end
-        does not hold the test (the rest goes to the next one)."""
+    def collect(self) -> tuple[str, str | None]:
+        """This test's output: ("V", its text), ("M", None) past the memory cap, ("L", None)
+        lost.  Reads at most 64 times what is left: a thread of the program that writes without
+        end does not hold the test (the rest goes to the next one).  The bytes are decoded
+        without a copy and dropped at once: a large output costs twice its size here, and one
+        past ``memory_mb`` is MEMORY, never a MemoryError that kills the child
+        (``test_attack_stdout``)."""
         with self.lock:
             self._read(64)
             if self.lost:
@@ -591,7 +624,12 @@ class _Stdout:
             if self.over:
                 self.over = False
                 return "M", None
-            out, self.acc = bytes(self.acc), bytearray()
+            try:
+                out = self.acc.decode("utf-8", "replace")
+            except MemoryError:
+                return "M", None
+            finally:
+                self.acc = bytearray()
             return "V", out
 
 
@@ -647,7 +685,14 @@ def _feed_stdin(data: bytes) -> None:
 
         with lock:
             _POURING.add(w)
-        threading.Thread(target=pour, daemon=True).start()
+        # Its own small stack: the size a script set for its threads (``threading.stack_size(
+        # 2**28)`` for deep recursion) would reserve that much again in every later test.
+        pourer = threading.Thread(target=pour, daemon=True)
+        old = threading.stack_size(1 << 18)
+        try:
+            pourer.start()
+        finally:
+            threading.stack_size(old)
     sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
 
 

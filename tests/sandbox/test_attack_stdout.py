@@ -1,0 +1,160 @@
+"""Attacks on the capture of standard output at fd 1, as an adversary and as a new user.
+
+Each script's verdict is held against what ``python3 prog.py < input`` prints on this machine (a
+subprocess outside the sandbox, its standard input a file, as on a judge): a script the
+interpreter answers correctly must PASS and one with a wrong expected output must FAIL.  The
+attacks on the capture itself (its pipe, its thread, its end-of-test sequence) may cost only
+their own row's cells; the honest rows between them stay PASS.  Strict and basic isolation; CI
+runs the file as root and as an ordinary user."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import pytest
+
+from rewardkit.sandbox import Sandbox, Status, StdioTest
+
+P, F, E, T, M, C = (
+    Status.PASS,
+    Status.FAIL,
+    Status.ERROR,
+    Status.TIMEOUT,
+    Status.MEMORY,
+    Status.CRASH,
+)
+NS = (3, 5, 7)  # every script reads n and answers 2n; the attacks strike on n == 3
+TESTS = [StdioTest(f"{n}\n", f"{2 * n}\n", mode="exact") for n in NS]
+HONEST = "print(2 * int(input()))\n"
+
+
+def _sandbox(isolation: str, **kw) -> Sandbox:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # basic warns that it does not confine
+        return Sandbox(isolation=isolation, workers=2, **kw)
+
+
+@pytest.fixture(scope="module", params=["strict", "basic"])
+def sb(request):
+    with _sandbox(request.param, timeout_s=2.0, memory_mb=512) as box:
+        yield box
+
+
+def _oracle(src: str, stdin: str) -> tuple[int, str]:
+    """What the interpreter prints for ``src`` with ``stdin`` in a file on fd 0."""
+    with tempfile.TemporaryDirectory() as d:
+        prog, inp = os.path.join(d, "prog.py"), os.path.join(d, "in.txt")
+        with open(prog, "w", encoding="utf-8") as fh:
+            fh.write(src)
+        with open(inp, "w", encoding="utf-8") as fh:
+            fh.write(stdin)
+        with open(inp, "rb") as fin:
+            done = subprocess.run(
+                [sys.executable, "-S", prog], stdin=fin, capture_output=True, timeout=60
+            )
+    return done.returncode, done.stdout.decode("utf-8", "replace")
+
+
+# ------------------------------------------------------------------ a file left open on fd 1
+# A script that defines a function holds its globals in a reference cycle (function →
+# globals → function).  The interpreter clears ``__main__``'s names when it ends, so a file the
+# script left open on fd 1 is flushed then; the garbage collector alone finalises a cycle's
+# objects in no set order (the buffer under the text layer could close first), and the output
+# was lost: every one of these was FAIL with an empty output.
+LEFT_OPEN = {
+    "open(1, 'w') beside a function": (
+        "out = open(1, 'w')\ndef main():\n    out.write(str(2 * int(input())) + '\\n')\nmain()\n"
+    ),
+    "its write method bound": (
+        "write = open(1, 'w').write\ndef main():\n    write(str(2 * int(input())) + '\\n')\n"
+        "main()\n"
+    ),
+    "os.fdopen(1) under an underscore name": (
+        "import os\n_out = os.fdopen(1, 'w')\ndef solve(n):\n    return 2 * n\n"
+        "_out.write(str(solve(int(input()))) + '\\n')\n"
+    ),
+    "print(file=out) from main in a thread": (
+        "import sys, threading\nsys.setrecursionlimit(10 ** 5)\nthreading.stack_size(1 << 24)\n"
+        "out = open(1, 'w')\ndef main():\n    print(2 * int(input()), file=out)\n"
+        "threading.Thread(target=main).start()\n"
+    ),
+    "binary open(1, 'wb')": (
+        "out = open(1, 'wb')\ndef main():\n    out.write(b'%d\\n' % (2 * int(input())))\nmain()\n"
+    ),
+    "TextIOWrapper over open(1, 'wb')": (
+        "import io\nout = io.TextIOWrapper(open(1, 'wb'))\n"
+        "def main():\n    out.write(str(2 * int(input())) + '\\n')\nmain()\n"
+    ),
+    "held by an object": (
+        "class Writer:\n    def __init__(self):\n        self.f = open(1, 'w')\n"
+        "    def put(self, x):\n        self.f.write(str(x) + '\\n')\n"
+        "w = Writer()\nw.put(2 * int(input()))\n"
+    ),
+    "after print, in the order the interpreter flushes": (
+        "out = open(1, 'w')\ndef main():\n    n = int(input())\n    out.write(str(2 * n) + '\\n')\n"
+        "    print(n)\nmain()\n"
+    ),
+}
+
+
+def test_a_file_left_open_on_fd_1_is_flushed_as_the_interpreter_flushes_it(sb):
+    progs = list(LEFT_OPEN.values())
+    # Two expected outputs per input: the answer alone, and n before it (the last script).
+    columns = [(f"{n}\n", want) for n in NS for want in (f"{2 * n}\n", f"{n}\n{2 * n}\n")]
+    t = sb.run(progs, [StdioTest(stdin, want, mode="exact") for stdin, want in columns])
+    for k, (name, src) in enumerate(LEFT_OPEN.items()):
+        oracle = [_oracle(src, stdin) for stdin, _ in columns]
+        assert all(rc == 0 for rc, _ in oracle), (name, oracle)
+        wanted = [P if out == want else F for (_, out), (_, want) in zip(oracle, columns)]
+        assert wanted.count(P) == len(NS), (name, oracle)  # the oracle answers each input
+        assert t.status[k].tolist() == wanted, (name, t.detail[k].tolist())
+
+
+# ------------------------------------------------- what one test leaves must not reach the next
+def test_a_scripts_thread_stack_size_is_not_the_input_feeders():
+    """The deep-recursion idiom sets ``threading.stack_size(2**28)``: the thread that feeds a
+    later test's input (over 64 KiB) took that size too, and the second 256 MiB stack broke
+    ``memory_mb=512`` (tests 2 and 3 ERROR, RuntimeError: can't start new thread)."""
+    prog = (
+        "import sys, threading\nsys.setrecursionlimit(10 ** 6)\nthreading.stack_size(2 ** 28)\n"
+        "def main():\n    d = sys.stdin.buffer.read().split()\n    print(2 * int(d[0]))\n"
+        "threading.Thread(target=main).start()\n"
+    )
+    pad = "1 " * 40_000  # 80 KB: fed by the writer thread
+    tests = [StdioTest(f"{n}\n{pad}\n", f"{2 * n}\n") for n in NS]
+    with _sandbox("strict", timeout_s=5.0, memory_mb=512) as box:
+        t = box.run([prog, HONEST], tests)
+    assert t.status.tolist() == [[P, P, P], [P, P, P]], t.detail.tolist()
+
+
+def test_fd_1_made_non_blocking_by_one_test_blocks_again_in_the_next(sb):
+    """A file never refuses a write; a pipe set O_NONBLOCK does, once full (BlockingIOError
+    from ``print``).  The flag stayed on the capture's pipe for the rest of the row: each later
+    test started with fd 1 non-blocking (here it answers -1 when it does)."""
+    prog = (
+        "import os\nn = int(input())\nprint(2 * n if os.get_blocking(1) else -1)\n"
+        "if n == 3:\n    os.set_blocking(1, False)\n"
+    )
+    t = sb.run([prog, HONEST], TESTS)
+    assert t.status.tolist() == [[P, P, P], [P, P, P]], t.detail.tolist()
+
+
+# ---------------------------------------------------------------- output against memory_mb
+def test_an_output_near_memory_mb_is_compared_or_memory_never_a_crash():
+    """With ``memory_mb=256``: the capture copied the whole output once more at the end of the
+    test (``bytes(bytearray)``) and its MemoryError killed the child (CRASH ``exited with status
+    0``, its row's next test too); a 40 MB output was MEMORY.  Now 40 MB are compared and 100 MB
+    are MEMORY, test by test, the honest row beside them PASS."""
+    flood = "import os\nn = int(input())\nb = b'x' * (1 << 20)\nfor _ in range({mb}):\n" + (
+        "    os.write(1, b)\ndel b\nprint(2 * n)\n"
+    )
+    tests = [StdioTest(f"{n}\n", "x" * (40 << 20) + f"{2 * n}\n", mode="tokens") for n in NS[:2]]
+    with _sandbox("strict", timeout_s=10.0, memory_mb=256) as box:
+        t = box.run([flood.format(mb=40), flood.format(mb=100), HONEST], tests)
+    assert t.status[0].tolist() == [P, P], t.detail.tolist()
+    assert t.status[1].tolist() == [M, M], t.detail.tolist()
+    assert t.status[2].tolist() == [F, F], t.detail.tolist()
