@@ -600,7 +600,7 @@ class _Stdout:
             if not n:  # every write end closed, or the fd is no longer the pipe
                 self.lost = True
                 break
-            got += len(data)
+            got += n
             if self.over:
                 continue
             try:
