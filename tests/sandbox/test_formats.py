@@ -3,6 +3,7 @@ parsed into literal cases, and what cannot be parsed reported as INVALID_TEST.""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -152,6 +153,86 @@ def test_one_kind_per_run(sb):
         sb.run(["def f(): pass"], [TestCase("()", "None")])
     with pytest.raises(ConfigError, match="mode"):
         StdioTest("", "", mode="loose")
+
+
+# ------------------------------------------------- LeetCode-style Solution classes
+TWO_SUM = """
+class Solution:
+    def twoSum(self, nums, target):
+        seen = {}
+        for i, x in enumerate(nums):
+            if target - x in seen:
+                return [seen[target - x], i]
+            seen[x] = i
+"""
+TWO_SUM_CASES = [
+    TestCase.from_values(json.loads(args), json.loads(out))
+    for args, out in [("[[2, 7, 11, 15], 9]", "[0, 1]"), ("[[3, 2, 4], 6]", "[1, 2]"),
+                      ("[[3, 3], 6]", "[0, 1]")]
+]  # fmt: skip
+
+
+def test_a_solution_class_method_is_the_entry_point(sb):
+    """As APPS, TACO and LiveCodeBench run call-based LeetCode problems: without a top-level
+    function of that name, the method of a fresh ``Solution()`` per test."""
+    progs = [
+        TWO_SUM,
+        TWO_SUM.replace("[seen[target - x], i]", "[i, seen[target - x]]"),  # wrong order
+        # a fresh instance per test, as LeetCode makes one: [0, 1] on every test (one instance
+        # for all would answer None after the first)
+        "class Solution:\n    calls = 0\n    def twoSum(self, nums, target):\n"
+        "        self.calls += 1\n        return [0, 1] if self.calls == 1 else None\n",
+        "class Solution:\n    @staticmethod\n    def twoSum(nums, target):\n"
+        "        return next([i, j] for j in range(len(nums)) for i in range(j)"
+        " if nums[i] + nums[j] == target)\n",
+        # a top-level function of that name comes first
+        "def twoSum(nums, target):\n    return [0, 1]\n"
+        + TWO_SUM.replace("seen[target - x], i", "9, 9"),
+        "class Solution:\n    def __init__(self):\n        raise ValueError\n"
+        "    def twoSum(self, nums, target):\n        return [0, 1]\n",
+        "class Solution:\n    def other(self, nums, target):\n        return [0, 1]\n",
+        "Solution = {'twoSum': 1}\n",
+    ]
+    t = sb.run(progs, TWO_SUM_CASES, entry_point="twoSum")
+    assert t.status.tolist() == [
+        [P, P, P],
+        [F, F, F],
+        [P, F, P],
+        [P, P, P],
+        [P, F, P],
+        [E, E, E],
+        [E, E, E],
+        [E, E, E],
+    ], t.detail
+    assert t.detail[5, 0] == "ValueError"
+    assert t.detail[6, 0].startswith("missing entry point twoSum")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(JSON_VALUES, max_size=4), JSON_VALUES)
+def test_from_values_round_trips_json_data(args, expected):
+    case = TestCase.from_values(json.loads(json.dumps(args)), expected)
+    got = parse_literal(case.input)
+    assert got == tuple(args) and [list(a) for a in got if type(a) is dict] == [
+        list(a) for a in args if type(a) is dict
+    ]  # dict arguments keep their order
+    assert parse_literal(case.expected) == expected
+
+
+def test_from_values_names_what_it_takes():
+    with pytest.raises(ConfigError, match=r"'args' parameter of TestCase\.from_values"):
+        TestCase.from_values("[1, 2]", 3)
+    with pytest.raises(ConfigError, match="plain values"):
+        TestCase.from_values([object()], 3)
+    with pytest.raises(ConfigError, match="plain values"):
+        TestCase.from_values([1], {1: [b"x", object()]})
 
 
 # ------------------------------------------------------------------ assert-style tests

@@ -331,7 +331,7 @@ def run_program(
             armed[0] = True
             setitimer(real, budget)
             exec(code, g)
-            fn = g[entry]
+            fn, make = _entry(g, entry)
         finally:
             armed[0] = False
     except _Budget:
@@ -339,7 +339,7 @@ def run_program(
     except MemoryError:
         return send(["X", "M", ""])
     except KeyError:
-        return send(["X", "E", f"missing entry point {entry}"])
+        return send(["X", "E", f"missing entry point {entry} (nor a method of class Solution)"])
     except BaseException as e:
         return send(["X", "E", _name(e)])
     c0 = cpu_time()
@@ -355,6 +355,8 @@ def run_program(
                 rnd = modules.get("random")
                 if rnd is not None:
                     rnd.seed(0)
+                if make is not None:  # LeetCode's form: a fresh Solution() for each test
+                    fn = getattr(make(), entry)
                 text = canon(fn(*args))
             finally:
                 armed[0] = False
@@ -373,6 +375,18 @@ def run_program(
         rec[2:2] = [perf() - t0, c1 - c0]
         c0 = c1
         send(rec)
+
+
+def _entry(g: dict, entry: str) -> tuple[Any, Any]:
+    """The function a test calls: the program's top-level ``entry``, else, as APPS, TACO and
+    LiveCodeBench run LeetCode-style solutions, the method ``entry`` of its class ``Solution``
+    (``(None, Solution)``: an instance is made per test).  KeyError when it has neither."""
+    if entry in g:
+        return g[entry], None
+    cls = g.get("Solution")
+    if isinstance(cls, type) and callable(getattr(cls, entry, None)):
+        return None, cls
+    raise KeyError(entry)
 
 
 def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from .._json import JsonMixin
 from ..errors import ConfigError
 from ._stdio import MODES
-from ._values import canon, parse_literal
+from ._values import Unserialisable, canon, parse_literal
 
 __all__ = ["InvalidTest", "StdioTest", "TestCase", "parse_asserts"]
 
@@ -38,6 +38,25 @@ class TestCase(JsonMixin):
 
     input: str
     expected: str
+
+    @classmethod
+    def from_values(cls, args: list | tuple, expected: object) -> TestCase:
+        """The case from Python values rather than their literals: the arguments as a list or
+        tuple, the expected return value.  For data that stores them as JSON, as APPS, TACO and
+        LiveCodeBench do: ``TestCase.from_values(json.loads(args_json), json.loads(out_json))``.
+        Dict arguments keep their order."""
+        if type(args) not in (list, tuple):
+            raise ConfigError(
+                "The 'args' parameter of TestCase.from_values is the list or tuple of the "
+                f"arguments. Got {type(args).__name__}."
+            )
+        try:
+            return cls(canon(tuple(args), ordered=True), canon(expected))
+        except Unserialisable as e:
+            raise ConfigError(
+                "TestCase.from_values takes plain values (None, bool, int, float, complex, str, "
+                f"bytes, and lists, tuples, dicts and sets of them, at most 100 deep): {e}"
+            ) from None
 
 
 @dataclass(frozen=True)
