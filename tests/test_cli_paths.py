@@ -42,7 +42,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _needs(command: str) -> list[str]:
-    return ["trajectories.jsonl"] if command == "bioaudit audit" else []
+    return ["trajectories.jsonl"] if command in ("bioaudit audit", "sandbox run") else []
 
 
 def _refused(argv: list[str], here: Path, capsys: pytest.CaptureFixture[str], *, names: str) -> str:

@@ -28,6 +28,7 @@ FILE_FORMATS: dict[tuple[str, str], str] = {
     ("calibrate", "--config"): "toml",
     ("lab rlvr", "--trajectories"): "jsonl",
     ("redteam", "--cases"): "jsonl",
+    ("sandbox run", "file"): "jsonl",
     ("selfplay ig", "--table"): "jsonl",
     ("selfplay simulate", "--bank"): "toml",
     ("validate", "--items"): "jsonl",
@@ -187,7 +188,8 @@ def test_an_out_that_cannot_be_written_exits_2_before_any_work(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "trajectories.jsonl").write_text(TRAJECTORY)
-    needs = [str(tmp_path / "trajectories.jsonl")] if command == "bioaudit audit" else []
+    positional = command in ("bioaudit audit", "sandbox run")
+    needs = [str(tmp_path / "trajectories.jsonl")] if positional else []
     for klass, out in _out_classes(tmp_path).items():
         code, err = _run([*command.split(), *needs, "--out", str(out)], capsys)
         assert code == 2, (klass, code, err)
@@ -284,7 +286,10 @@ BAD_NUMBERS = {
     "0x10": "0x10",
 }
 # What a command needs before an option is read (a positional file).
-NEEDS: dict[str, list[str]] = {"bioaudit audit": ["{trajectories}"]}
+NEEDS: dict[str, list[str]] = {
+    "bioaudit audit": ["{trajectories}"],
+    "sandbox run": ["{trajectories}"],
+}
 
 
 def _accepts(t: click.ParamType, text: str) -> bool:

@@ -220,6 +220,8 @@ NOT_DECORATED: dict[str, str] = {
     "rewardkit.sandbox.floor.fork_floor": _BENCH,
     "rewardkit.sandbox.floor.run_floor_bench": _BENCH,
     "rewardkit.sandbox.floor.trivial_workload": _BENCH,
+    "rewardkit.sandbox.dataset.Problem": "a checked line of a problems file: load_problems "
+    "checks every field and names the file, line and field",
     "rewardkit.sandbox.table.graded_correctness": "data: a pass table's columns, checked "
     "against the table's shape",
     "rewardkit.selfplay.bankfile.TaskDefinition": _RECORD,

@@ -2,6 +2,7 @@
 
 rewardkit sandbox bench [--programs 512] [--tests 32] [--budget 0.1] [--json] [--out DIR]
 rewardkit sandbox isolation [--confinement auto|bwrap|landlock]
+rewardkit sandbox run FILE.jsonl [--timeout 2] [--memory-mb 512] [--workers N] [--json]
 """
 
 from __future__ import annotations
@@ -196,3 +197,78 @@ def isolation(confinement: str) -> None:
         click.echo(canonical_json({"mode": "strict", "refused": str(e)}, indent=1))
         raise SystemExit(1) from None
     click.echo(canonical_json(report, indent=1))
+
+
+@sandbox.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(0.01, 600), default=2.0,
+              show_default=True, help="Time budget per test, seconds.")  # fmt: skip
+@click.option("--memory-mb", type=click.IntRange(64, 1 << 20), default=512, show_default=True,
+              help="Address space of each program, MiB.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="Parallel workers [default: one per core; at most 256].")  # fmt: skip
+@click.option("--isolation", type=click.Choice(["strict", "basic"]), default="strict",
+              show_default=True,
+              help="strict confines every program (refuses to start when it cannot); basic "
+                   "applies rlimits only.")  # fmt: skip
+@common_options
+@click.pass_context
+def run(
+    ctx: click.Context,
+    file: Path,
+    timeout_s: float,
+    memory_mb: int,
+    workers: int | None,
+    isolation: str,
+    as_json: bool | None,
+    out: Path | None,
+) -> None:
+    """Run your problems' programs on their tests (FILE: JSONL, one problem a line).
+
+    Each line: {"id", "programs": [...], "tests": [...] or "asserts": "...", "entry_point",
+    "reference": [indices]}; docs/sandbox.md ("Your own problems") gives every field.  Writes
+    sandbox_run.json (status, output hash and detail per program and test).  Exit 1 when a
+    reference program fails a valid test, 2 for a malformed file."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .core import Sandbox
+    from .dataset import load_problems, run_problems
+
+    as_json, out = resolve_settings(ctx, as_json, out)
+    loaded = load_problems(file)
+    console = Console(stderr=True)
+    with (
+        console.status(f"running {len(loaded)} problems…"),
+        Sandbox(
+            timeout_s=timeout_s, memory_mb=memory_mb, workers=workers, isolation=isolation
+        ) as sb,
+    ):
+        res = run_problems(loaded, sb, source=str(file))
+    write_artefacts(out, {"sandbox_run.json": res})
+    if as_json:
+        click.echo(canonical_json(res, indent=1))
+    else:
+        table = Table(title=f"{file}: {len(res.problems)} problems")
+        for col in ("id", "programs", "tests", "invalid", "mean pass", "reference"):
+            table.add_column(col, justify="left" if col == "id" else "right")
+        for p in res.problems:
+            refs = next(x.reference for x in loaded if x.id == p.id)
+            table.add_row(
+                p.id,
+                str(len(p.status)),
+                str(len(p.status[0])),
+                str(len(p.invalid_tests)),
+                f"{statistics.fmean(p.pass_fraction):.2f}",
+                "-" if not refs else ("FAIL" if p.reference_failures else "pass"),
+            )
+        console.print(table)
+        console.print(f"isolation: {', '.join(res.isolation)}; written to {out}/sandbox_run.json")
+    for p in res.problems:
+        for f in p.reference_failures:
+            console.print(
+                f"reference failure: problem {p.id!r}, program {f['program']}, test "
+                f"{f['test']}: {f['status']}" + (f" ({f['detail']})" if f["detail"] else "")
+            )
+    if res.reference_failures:
+        raise SystemExit(1)
