@@ -10,6 +10,7 @@ runs the file as root and as an ordinary user."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -158,3 +159,54 @@ def test_an_output_near_memory_mb_is_compared_or_memory_never_a_crash():
     assert t.status[0].tolist() == [P, P], t.detail.tolist()
     assert t.status[1].tolist() == [M, M], t.detail.tolist()
     assert t.status[2].tolist() == [F, F], t.detail.tolist()
+
+
+# ---------------------------------------------------------------- standard input as a file
+# ``python3 prog.py < input``: fd 0 is a regular file.  On a pipe ``os.fstat(0).st_size`` is
+# 0, so the fast-input idiom of many Codeforces solutions read nothing (ERROR ValueError on
+# every test), and one ``os.read`` returned at most a pipe's worth of a large input.
+READS = {
+    "io.BytesIO(os.read(0, os.fstat(0).st_size))": (
+        "import io, os\ninput = io.BytesIO(os.read(0, os.fstat(0).st_size)).readline\n"
+    ),
+    "one os.read(0, 1 << 25)": (
+        "import io, os\ninput = io.BytesIO(os.read(0, 1 << 25)).readline\n"
+    ),
+    "os.pread at the file's size": (
+        "import io, os\ninput = io.BytesIO(os.pread(0, os.fstat(0).st_size, 0)).readline\n"
+    ),
+    "sys.stdin.buffer.read()": (
+        "import io, sys\ninput = io.BytesIO(sys.stdin.buffer.read()).readline\n"
+    ),
+}
+SUM_TAIL = "n = int(input())\na = list(map(int, input().split()))\nprint(n, sum(a))\n"
+
+
+def _sum_tests() -> list[StdioTest]:
+    rng = random.Random(14)
+    tests = []
+    for n in (1, 20_000, 300_000):  # 3 bytes up to 2.4 MB: beyond a pipe and beyond 1 MiB
+        a = [rng.randint(1, 9) for _ in range(n)]
+        tests.append(StdioTest(f"{n}\n{' '.join(map(str, a))}\n", f"{n} {sum(a)}\n"))
+    return tests
+
+
+def test_standard_input_is_a_file_of_the_tests_size(sb):
+    tests = _sum_tests()
+    progs = [head + SUM_TAIL for head in READS.values()]
+    for src in progs:  # the oracle: each answers each input as written
+        for test in tests:
+            assert _oracle(src, test.stdin) == (0, test.stdout), src
+    t = sb.run(progs, tests)
+    assert (t.status == P).all(), dict(zip(READS, t.detail.tolist()))
+
+
+def test_a_script_that_closes_its_later_inputs_reads_them_from_a_pipe(sb):
+    """The tests' files sit at fd 64 and above; a script that closes them all gets each later
+    input through a pipe (where ``st_size`` is 0): it still reads them with ``input()``."""
+    prog = (
+        "import os\nn = int(input())\nif n == 3:\n    os.closerange(64, 4096)\n"
+        "print(2 * n, os.fstat(0).st_size > 0)\n"
+    )
+    t = sb.run([prog], [StdioTest(f"{n}\n", f"{2 * n} {n == 3}\n") for n in NS])
+    assert (t.status == P).all(), t.detail.tolist()

@@ -48,6 +48,7 @@ from contextlib import suppress
 try:
     from ._child import (
         PR_SET_PDEATHSIG,
+        SCRIPT,
         child_env,
         is_cell_line,
         is_ready_line,
@@ -71,6 +72,7 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _child import (  # type: ignore[no-redef]
         PR_SET_PDEATHSIG,
+        SCRIPT,
         child_env,
         is_cell_line,
         is_ready_line,
@@ -499,7 +501,8 @@ class Zygote:
         if pid == 0:
             try:
                 os.close(r)
-                fd = setup_child(self.cfg, w, len(pending), self.libc, self.ruleset)
+                stdin = [self.inputs[i][0] for i in pending] if entry == SCRIPT else None
+                fd = setup_child(self.cfg, w, len(pending), self.libc, self.ruleset, stdin)
                 run_program(src, pending, entry, self.inputs, self.budget, fd)
             finally:
                 os._exit(0)
