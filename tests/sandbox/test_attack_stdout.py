@@ -118,11 +118,14 @@ def test_a_file_left_open_on_fd_1_is_flushed_as_the_interpreter_flushes_it(sb):
 # ------------------------------------------------- what one test leaves must not reach the next
 def test_a_scripts_thread_stack_size_is_not_the_input_feeders():
     """The deep-recursion idiom sets ``threading.stack_size(2**28)``: the thread that feeds a
-    later test's input (over 64 KiB) took that size too, and the second 256 MiB stack broke
-    ``memory_mb=512`` (tests 2 and 3 ERROR, RuntimeError: can't start new thread)."""
+    later test's input through a pipe (over 64 KiB) took that size too, and the second 256 MiB
+    stack broke ``memory_mb=512`` (tests 2 and 3 ERROR, RuntimeError: can't start new thread).
+    The inputs are files (see below) unless a script closes them: this one does, on n == 3."""
     prog = (
-        "import sys, threading\nsys.setrecursionlimit(10 ** 6)\nthreading.stack_size(2 ** 28)\n"
+        "import os, sys, threading\nsys.setrecursionlimit(10 ** 6)\n"
+        "threading.stack_size(2 ** 28)\n"
         "def main():\n    d = sys.stdin.buffer.read().split()\n    print(2 * int(d[0]))\n"
+        "    if d[0] == b'3':\n        os.closerange(64, 4096)\n"
         "threading.Thread(target=main).start()\n"
     )
     pad = "1 " * 40_000  # 80 KB: fed by the writer thread
@@ -210,3 +213,110 @@ def test_a_script_that_closes_its_later_inputs_reads_them_from_a_pipe(sb):
     )
     t = sb.run([prog], [StdioTest(f"{n}\n", f"{2 * n} {n == 3}\n") for n in NS])
     assert (t.status == P).all(), t.detail.tolist()
+
+
+# ------------------------------------------------------------------ attacks on the capture
+# Each strikes on the test with n == 3 (the first) and answers 2n on every test.  The object
+# behind the capture is found as any program can find it (the garbage collector's list).
+FIND = (
+    "import ctypes, fcntl, gc, os, signal, sys\nn = int(input())\n"
+    "cap = next(o for o in gc.get_objects() if type(o).__name__ == '_Stdout')\n"
+    "while not cap.tid:  # the drainer's thread id, once it runs\n    os.sched_yield()\n"
+    "def tgkill(sig):\n    ctypes.CDLL(None).syscall(234, os.getpid(), cap.tid, sig)\n"
+    "if n == 3:\n"
+)
+STRIKES = {
+    # the pipe
+    "reads its own pipe": ("    print(2 * n, flush=True)\n    os.read(cap.r, 99)\n", {P, F}),
+    "makes the read end blocking": ("    os.set_blocking(cap.r, True)\n", {P, T}),
+    "dup2s the read end onto fd 1": ("    os.dup2(cap.r, 1)\n", {E, F}),
+    "closes the write end, keeps fd 1": ("    os.close(cap.w)\n", {P}),
+    "shrinks the pipe to 4 KiB, writes 3 MB": (
+        "    fcntl.fcntl(1, 1031, 4096)\n    os.write(1, b' ' * (3 << 20))\n",
+        {P},
+    ),
+    "writes at 64 KiB boundaries": (
+        "    for k in (1 << 16, 1 << 17, 1 << 20):\n        os.write(1, b' ' * k)\n",
+        {P},
+    ),
+    "splits its UTF-8 across writes": (
+        "    for b in '\\u00e9\\u4e2d '.encode():\n        os.write(1, bytes([b]))\n",
+        {F},
+    ),
+    "sets O_ASYNC with itself as owner": (
+        "    fcntl.fcntl(cap.r, fcntl.F_SETOWN, os.getpid())\n"
+        "    fcntl.fcntl(cap.r, fcntl.F_SETFL, fcntl.fcntl(cap.r, fcntl.F_GETFL) | 0o20000)\n",
+        {P, C},
+    ),
+    # the draining thread
+    "SIGSTOPs its drainer": ("    tgkill(signal.SIGSTOP)\n", {T, P}),
+    "SIGKILLs its drainer": ("    tgkill(signal.SIGKILL)\n", {C}),
+    "sends blocked signals to its drainer": (
+        "    for s in (signal.SIGUSR1, signal.SIGTERM, signal.SIGSEGV, signal.SIGPIPE):\n"
+        "        tgkill(s)\n",
+        {P},
+    ),
+    "marks the capture lost": ("    cap.lost = True\n", {E}),
+    "puts text in the capture's buffer": ("    cap.acc += b'junk '\n", {F}),
+    "makes the capture's collect raise": ("    cap.collect = None\n", {C}),
+    # the records' descriptor and standard input
+    # its own record forged (the true answer): its real one is then out of order, a protocol
+    # violation that costs the next test too (CRASH), and the rest run in a fresh child
+    "writes a forged line to fd 3": ("    os.write(3, b'[0, \"V\", 0.1, 0.1, \"\\'6\\'\"]\\n')\n", {P}),
+    "closes fd 3": ("    os.close(3)\n", {C}),
+    "closes fd 0": ("    os.close(0)\n", {P}),
+    "patches os.write to drop everything": ("    os.write = lambda fd, b: len(b)\n", {C}),
+    # the end of the test
+    "a __del__ in a cycle that never returns": (
+        "    class D:\n        def __del__(self):\n            while True:\n                pass\n"
+        "    d = D()\n    d.me = d\n    del d\n",
+        {T},
+    ),
+    "an atexit function that never returns": (
+        "    import atexit\n    atexit.register(lambda: [0 for _ in iter(int, 1)])\n",
+        {T},
+    ),
+    "an atexit function that exits 3": (
+        "    import atexit\n    atexit.register(sys.exit, 3)\n",
+        {P},
+    ),
+    "an atexit function that calls os._exit": (
+        "    import atexit\n    atexit.register(os._exit, 0)\n",
+        {C},
+    ),
+    "an atexit function that registers itself": (
+        "    import atexit\n    def again():\n        atexit.register(again)\n"
+        "    atexit.register(again)\n",
+        {P},
+    ),
+    "a sys.stdout whose flush raises": (
+        "    class Out:\n        def write(self, s):\n            return sys.__stdout__.write(s)\n"
+        "        def flush(self):\n            raise ValueError\n    sys.stdout = Out()\n",
+        {P, E},
+    ),
+    "a sys.stdout whose flush never returns": (
+        "    class Out:\n        def write(self, s):\n            return sys.__stdout__.write(s)\n"
+        "        def flush(self):\n            while True:\n                pass\n"
+        "    sys.stdout = Out()\n",
+        {T},
+    ),
+    "sys.stdout set to None": ("    sys.stdout = None\n", {F}),
+}
+BATTERY_TESTS = [StdioTest(f"{n}\n", f"{2 * n}\n") for n in NS]  # tokens
+
+
+def test_attacks_on_the_capture_cost_only_their_own_test(request):
+    """Every attack costs at most its own cell (in the listed statuses); the row's next tests
+    PASS; the honest row after each attack PASS.  Strict and basic in one test, one batch each
+    (its TIMEOUTs each take the budget twice: the retry)."""
+    progs = []
+    for body, _ in STRIKES.values():
+        progs += [FIND + body + "print(2 * n)\n", HONEST]
+    for isolation in ("strict", "basic"):
+        with _sandbox(isolation, timeout_s=0.5, memory_mb=512) as box:
+            t = box.run(progs, BATTERY_TESTS)
+        assert (t.status[1::2] == P).all(), (isolation, t.status[1::2].tolist())
+        for k, (name, (_, allowed)) in enumerate(STRIKES.items()):
+            row, detail = t.status[2 * k].tolist(), t.detail[2 * k].tolist()
+            after = [C, P] if name == "writes a forged line to fd 3" else [P, P]
+            assert row[0] in allowed and row[1:] == after, (isolation, name, row, detail)
