@@ -15,10 +15,13 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from functools import cache
 
 import pytest
 
 from rewardkit.sandbox import Sandbox, Status, StdioTest
+
+from .test_stdout_capture import FASTIO
 
 P, F, E, T, M, C = (
     Status.PASS,
@@ -45,6 +48,7 @@ def sb(request):
         yield box
 
 
+@cache
 def _oracle(src: str, stdin: str) -> tuple[int, str]:
     """What the interpreter prints for ``src`` with ``stdin`` in a file on fd 0."""
     with tempfile.TemporaryDirectory() as d:
@@ -55,7 +59,7 @@ def _oracle(src: str, stdin: str) -> tuple[int, str]:
             fh.write(stdin)
         with open(inp, "rb") as fin:
             done = subprocess.run(
-                [sys.executable, "-S", prog], stdin=fin, capture_output=True, timeout=60
+                [sys.executable, prog], stdin=fin, capture_output=True, timeout=60
             )
     return done.returncode, done.stdout.decode("utf-8", "replace")
 
@@ -262,7 +266,10 @@ STRIKES = {
     # the records' descriptor and standard input
     # its own record forged (the true answer): its real one is then out of order, a protocol
     # violation that costs the next test too (CRASH), and the rest run in a fresh child
-    "writes a forged line to fd 3": ("    os.write(3, b'[0, \"V\", 0.1, 0.1, \"\\'6\\'\"]\\n')\n", {P}),
+    "writes a forged line to fd 3": (
+        "    os.write(3, b'[0, \"V\", 0.1, 0.1, \"\\'6\\'\"]\\n')\n",
+        {P},
+    ),
     "closes fd 3": ("    os.close(3)\n", {C}),
     "closes fd 0": ("    os.close(0)\n", {P}),
     "patches os.write to drop everything": ("    os.write = lambda fd, b: len(b)\n", {C}),
@@ -320,3 +327,115 @@ def test_attacks_on_the_capture_cost_only_their_own_test(request):
             row, detail = t.status[2 * k].tolist(), t.detail[2 * k].tolist()
             after = [C, P] if name == "writes a forged line to fd 3" else [P, P]
             assert row[0] in allowed and row[1:] == after, (isolation, name, row, detail)
+
+
+# ------------------------------------------------- competitive-programming scripts, generated
+# A reader, a task, a writer and a way of running main, drawn with a seeded generator; each
+# script's verdicts must be those its own output under ``python3`` earns.  (PyRival's FastIO
+# with main in a thread is left out: CPython itself printed nothing in about 1 run of 20.)
+READERS = {
+    "input()": "def read():\n    n = int(input())\n    return n, list(map(int, input().split()))\n",
+    "sys.stdin.readline": (
+        "import sys\ninput = sys.stdin.readline\n"
+        "def read():\n    n = int(input())\n    return n, list(map(int, input().split()))\n"
+    ),
+    "sys.stdin.buffer.readline": (
+        "import sys\ninput = sys.stdin.buffer.readline\n"
+        "def read():\n    n = int(input())\n    return n, list(map(int, input().split()))\n"
+    ),
+    "open(0).read()": (
+        "def read():\n    d = open(0).read().split()\n    return int(d[0]), list(map(int, d[1:]))\n"
+    ),
+    "os.read(0, st_size)": (
+        "import os\ndef read():\n    d = os.read(0, os.fstat(0).st_size).split()\n"
+        "    return int(d[0]), list(map(int, d[1:]))\n"
+    ),
+    "iter(sys.stdin)": (
+        "import sys\ndef read():\n    it = iter(sys.stdin)\n    n = int(next(it))\n"
+        "    return n, list(map(int, next(it).split()))\n"
+    ),
+    "FastIO": FASTIO
+    + "def read():\n    n = int(input())\n    return n, list(map(int, input().split()))\n",
+}
+TASKS = {
+    "sum": "def solve(n, a):\n    return [str(sum(a))]\n",
+    "sorted": "def solve(n, a):\n    return [' '.join(map(str, sorted(a)))]\n",
+    "prefix sums": (
+        "def solve(n, a):\n    out, s = [], 0\n    for x in a:\n        s += x\n"
+        "        out.append(str(s))\n    return out\n"
+    ),
+    "deep recursion": (
+        "def rec(a, i):\n    return 0 if i == len(a) else a[i] + rec(a, i + 1)\n"
+        "def solve(n, a):\n    return [str(rec(a, 0))]\n"
+    ),
+}
+WRITERS = {
+    "print each": "def write(lines):\n    for x in lines:\n        print(x)\n",
+    "print(*a, sep)": "def write(lines):\n    print(*lines, sep='\\n')\n",
+    "write join": (
+        "import sys\ndef write(lines):\n    sys.stdout.write('\\n'.join(lines) + '\\n')\n"
+    ),
+    "no final newline": "import sys\ndef write(lines):\n    sys.stdout.write('\\n'.join(lines))\n",
+    "os.write": (
+        "import os\ndef write(lines):\n    os.write(1, ('\\n'.join(lines) + '\\n').encode())\n"
+    ),
+    "StringIO, atexit": (
+        "import atexit, io, sys\n_buf, _out = io.StringIO(), sys.stdout\nsys.stdout = _buf\n"
+        "atexit.register(lambda: _out.write(_buf.getvalue()))\n"
+        "def write(lines):\n    for x in lines:\n        print(x)\n"
+    ),
+    "open(1) left open": (
+        "_f = open(1, 'w')\ndef write(lines):\n    _f.write('\\n'.join(lines) + '\\n')\n"
+    ),
+    "flush each": "def write(lines):\n    for x in lines:\n        print(x, flush=True)\n",
+}
+MAINS = {
+    "plain": "n, a = read()\nwrite(solve(n, a))\n",
+    "exit() in main": (
+        "def main():\n    write(solve(*read()))\n    exit()\n    print(0)\nmain()\nprint(1)\n"
+    ),
+    "sys.exit(0) after": "import sys\nwrite(solve(*read()))\nsys.exit(0)\n",
+    "thread with a large stack": (
+        "import sys, threading\nsys.setrecursionlimit(10 ** 6)\nthreading.stack_size(2 ** 27)\n"
+        "def main():\n    write(solve(*read()))\nthreading.Thread(target=main).start()\n"
+    ),
+}
+
+
+def _generated(rng: random.Random, task: str) -> str:
+    reader, writer = rng.choice(sorted(READERS)), rng.choice(sorted(WRITERS))
+    main = "thread with a large stack" if task == "deep recursion" else rng.choice(sorted(MAINS))
+    if reader == "FastIO" and (main.startswith("thread") or writer == "StringIO, atexit"):
+        reader = "input()"  # see above; and FastIO replaces the sys.stdout that writer saves
+    return READERS[reader] + TASKS[task] + WRITERS[writer] + MAINS[main]
+
+
+def test_generated_scripts_earn_what_their_output_under_python3_earns(sb):
+    rng = random.Random(1402)
+    for task in TASKS:
+        progs = [_generated(rng, task) for _ in range(5)]
+        inputs = []
+        for n in (1, 2000 if task == "deep recursion" else 60_000):  # up to 600 KB
+            a = [rng.randint(-(10**9), 10**9) for _ in range(n)]
+            inputs.append(f"{n}\n{' '.join(map(str, a))}\n")
+        outs = [[_oracle(src, stdin) for stdin in inputs] for src in progs]
+        ref = [outs[0][j][1] for j in range(len(inputs))]
+        wrong = [r.replace("1", "2", 1) if "1" in r else r + "1" for r in ref]
+        columns = []
+        for j, stdin in enumerate(inputs):
+            columns += [
+                (stdin, ref[j], "exact"),
+                (stdin, ref[j], "lines"),
+                (stdin, wrong[j], "lines"),
+            ]
+        t = sb.run(progs, [StdioTest(stdin, want, mode=mode) for stdin, want, mode in columns])
+        for k, src in enumerate(progs):
+            assert all(rc == 0 for rc, _ in outs[k]), (task, src)
+            got = [(outs[k][j][1], j) for j in range(len(inputs))]
+            wanted = []
+            for out, j in got:
+                exact = out == ref[j]
+                same = out.rstrip("\n") == ref[j].rstrip("\n")  # only a final newline apart
+                assert same, (task, src, out[:80], ref[j][:80])  # the generator is sound
+                wanted += [P if exact else F, P, F]
+            assert t.status[k].tolist() == wanted, (task, src, t.detail[k].tolist())
