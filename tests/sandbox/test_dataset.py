@@ -49,7 +49,7 @@ PROBLEMS = [
         "reference": [0],
     },
     {"id": "calls", "entry_point": "f", "programs": ["def f(a, b):\n    return a * b\n"],
-     "tests": [{"input": "(2, 3)", "expected": "6"}, {"input": "(2,", "expected": "1"}]},
+     "tests": [{"input": "(2, 3)", "expected": "6"}, {"input": "('a', 2)", "expected": "'ab'"}]},
 ]  # fmt: skip
 
 
@@ -80,7 +80,7 @@ def test_every_format_runs_and_the_json_is_the_same_each_time(tmp_path, capsys):
     he = got["he-style"]
     assert he["status"] == [["PASS", "INVALID_TEST"]] and he["pass_fraction"] == [1.0]
     assert "line 3: a for loop" in he["invalid_tests"][0]["reason"]  # named with its line
-    assert got["calls"]["status"] == [["PASS", "INVALID_TEST"]]
+    assert got["calls"]["status"] == [["PASS", "FAIL"]]
     assert all(not p["reference_failures"] for p in got.values())
     assert "durations" not in first.decode()
     r = _run(tmp_path, path, "--timeout", "2", "--workers", "2", capsys=capsys)
@@ -120,6 +120,7 @@ BAD = [
     (_fixed(tests=[{"input": "(1,)"}]), "field 'tests[0]': expected one of"),
     (_fixed(tests=[{"input": "(1,)", "expected": "1", "x": 1}]), "got the fields"),
     (_fixed(tests=[{"input": [1], "expected": "1"}]), "literal texts"),
+    (_fixed(tests=[{"input": "(2,", "expected": "1"}]), "field 'tests[0].input': SyntaxError"),
     (_fixed(tests=[{"args": 1, "returns": 1}]), "field 'tests[0]': The 'args' parameter"),
     (_fixed(tests=[{"stdin": "", "stdout": "", "mode": "loose"}]), "'mode' parameter"),
     (_fixed(tests=[{"stdin": "", "stdout": "", "tol": 2}]), "'tol' parameter"),

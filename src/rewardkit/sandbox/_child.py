@@ -367,6 +367,8 @@ def run_program(
     except Exception as e:  # SyntaxError, ValueError (null bytes), RecursionError (too deep)
         return send(["X", "S", type(e).__name__])
     g: dict = {"__name__": "solution", "__builtins__": builtins}
+    if "Solution" in code.co_names:
+        g.update(_typing_names(code))
     _seed_random(src)
     armed = _ARMED
     try:
@@ -430,6 +432,35 @@ def _entry(g: dict, entry: str) -> tuple[Any, Any]:
     if isinstance(cls, type) and callable(getattr(cls, entry, None)):
         return None, cls
     raise KeyError(entry)
+
+
+# What LeetCode's starter code annotates with and never imports (its judge, LiveCodeBench's
+# and TACO's provide ``from typing import *``): the names a Solution program uses and does not
+# define are given to it, as that import would.
+TYPING_NAMES = frozenset(
+    ("Any", "Callable", "DefaultDict", "Deque", "Dict", "FrozenSet", "Generator", "Iterable",
+     "Iterator", "List", "Optional", "Sequence", "Set", "Tuple", "Type", "Union")
+)  # fmt: skip
+
+
+def _typing_names(code: Any) -> dict:
+    """``typing``'s objects for the names of TYPING_NAMES that ``code`` or a function or class
+    in it looks up (annotations postponed by ``from __future__ import annotations`` look up
+    nothing); empty, and typing not imported, when there are none."""
+    names: set = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if type(k) is type(code))
+    used = names & TYPING_NAMES
+    if not used:
+        return {}
+    try:
+        import typing
+    except ImportError:
+        return {}
+    return {n: getattr(typing, n) for n in used if hasattr(typing, n)}
 
 
 def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> None:

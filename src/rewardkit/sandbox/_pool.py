@@ -418,14 +418,26 @@ class LocalPool:
         self.workers = []
 
     def execute(
-        self, programs: Sequence[str], rows: Sequence[int], inputs: Sequence[str | None], entry: str
+        self,
+        programs: Sequence[str],
+        rows: Sequence[int],
+        inputs: Sequence[str | None],
+        entry: str,
+        row_tests: Sequence[Sequence[int]] | None = None,
     ) -> list[Cell]:
-        """Run ``programs[k]`` (row id ``rows[k]``) on every valid test; return the raw cells."""
+        """Run ``programs[k]`` (row id ``rows[k]``) on every valid test, or on the valid tests
+        among ``row_tests[k]`` (several problems in one pass: each row its own problem's
+        columns, and a record for any other column is refused like any other); return the raw
+        cells."""
         valid = [i for i, t in enumerate(inputs) if t is not None]
         cells: dict[tuple[int, int], Cell] = {}
         if not valid or not programs:
             return []
-        queue = deque(_Job(r, list(valid)) for r in rows)
+        if row_tests is None:
+            queue = deque(_Job(r, list(valid)) for r in rows)
+        else:
+            own = ([i for i in ts if inputs[i] is not None] for ts in row_tests)
+            queue = deque(_Job(r, idxs) for r, idxs in zip(rows, own) if idxs)
         src = dict(zip(rows, programs))
         # The uid's task count drifts (other jobs of the same user): refresh the cap per batch.
         nproc = nproc_cap(self.cfg["uid"] is not None, self.n, self.popen_kw.get("user"))

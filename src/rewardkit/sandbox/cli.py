@@ -231,6 +231,7 @@ def run(
     reference program fails a valid test, 2 for a malformed file."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from .core import Sandbox
     from .dataset import load_problems, run_problems
@@ -238,6 +239,10 @@ def run(
     as_json, out = resolve_settings(ctx, as_json, out)
     loaded = load_problems(file)
     console = Console(stderr=True)
+
+    def line(text: str) -> None:  # one line each, whatever the terminal's width
+        console.print(_plain(text), markup=False, highlight=False, soft_wrap=True)
+
     with (
         console.status(f"running {len(loaded)} problems…"),
         Sandbox(
@@ -249,13 +254,14 @@ def run(
     if as_json:
         click.echo(canonical_json(res, indent=1))
     else:
-        table = Table(title=f"{file}: {len(res.problems)} problems")
+        references = {x.id: x.reference for x in loaded}
+        table = Table(title=Text(_plain(f"{file}: {len(res.problems)} problems")))
         for col in ("id", "programs", "tests", "invalid", "mean pass", "reference"):
             table.add_column(col, justify="left" if col == "id" else "right")
         for p in res.problems:
-            refs = next(x.reference for x in loaded if x.id == p.id)
+            refs = references[p.id]
             table.add_row(
-                p.id,
+                Text(_plain(p.id)),
                 str(len(p.status)),
                 str(len(p.status[0])),
                 str(len(p.invalid_tests)),
@@ -263,12 +269,26 @@ def run(
                 "-" if not refs else ("FAIL" if p.reference_failures else "pass"),
             )
         console.print(table)
-        console.print(f"isolation: {', '.join(res.isolation)}; written to {out}/sandbox_run.json")
+        line(f"isolation: {', '.join(res.isolation)}; written to {out}/sandbox_run.json")
     for p in res.problems:
+        if p.invalid_tests:
+            n, first = len(p.status[0]), p.invalid_tests[0]
+            none = len(p.invalid_tests) == n
+            line(
+                f"invalid tests: problem {p.id!r}, {len(p.invalid_tests)} of {n}"
+                + (" (no valid test: every program scores 0)" if none else "")
+                + f"; test {first['test']}: {first['reason']}"
+            )
         for f in p.reference_failures:
-            console.print(
+            line(
                 f"reference failure: problem {p.id!r}, program {f['program']}, test "
                 f"{f['test']}: {f['status']}" + (f" ({f['detail']})" if f["detail"] else "")
             )
     if res.reference_failures:
         raise SystemExit(1)
+
+
+def _plain(text: str) -> str:
+    """Text from a file or a program, shown as it is: control characters escaped (no escape
+    sequence reaches the terminal); printed without markup."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)

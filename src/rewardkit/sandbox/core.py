@@ -15,6 +15,7 @@ for the remaining tests; this process compares actual with expected values.
 
 from __future__ import annotations
 
+import bisect
 import importlib.util
 import keyword
 import os
@@ -185,6 +186,60 @@ class Sandbox:
             memory_mb=self.memory_mb,
             backend=self.backend,
         )
+
+    def run_many(
+        self,
+        problems: Sequence[tuple[Sequence[str], Sequence[AnyTest]]],
+        *,
+        entry_point: str | None = None,
+    ) -> list[ExecutionTable]:
+        """Several problems of one kind in one pass over the workers: ``problems`` is a list
+        of ``(programs, tests)``, each problem's programs run on its own tests only, and the
+        tables are those ``run`` gives problem by problem (``entry_point`` for them all).  One
+        run per problem waits for its slowest program before the next starts, and leaves
+        workers idle when a problem has fewer programs than there are workers; this does not.
+        Every test of the pass reaches every worker, so keep a pass to a few MiB of inputs
+        (``rewardkit.sandbox.dataset`` batches that way)."""
+        checked = [(_check_programs(p), _check_tests(t)) for p, t in problems]
+        if not checked:
+            return []
+        entry = _check_entry([t for _, ts in checked for t in ts], entry_point)
+        preps = [prepare_tests(ts) for _, ts in checked]
+        if self.backend != "local":
+            return [self.run(p, t, entry_point=entry_point) for p, t in checked]
+        programs: list[str] = []
+        inputs: list[str | None] = []
+        row_tests: list[range] = []
+        starts: list[tuple[int, int]] = []  # each problem's first row and first column
+        for (progs, _), prep in zip(checked, preps):
+            starts.append((len(programs), len(inputs)))
+            cols = range(len(inputs), len(inputs) + len(prep.inputs))
+            programs += progs
+            row_tests += [cols] * len(progs)
+            inputs += prep.inputs
+        with self._lock:
+            self.start()
+            assert self._pool is not None
+            cells = self._pool.execute(
+                programs, list(range(len(programs))), inputs, entry, row_tests=row_tests
+            )
+        own: list[list] = [[] for _ in checked]
+        first_rows = [r for r, _ in starts]
+        for row, idx, *rest in cells:  # rows and columns are the pool's own ints
+            k = bisect.bisect_right(first_rows, row) - 1
+            own[k].append((row - starts[k][0], idx - starts[k][1], *rest))
+        return [
+            build_table(
+                len(progs),
+                prep,
+                mine,
+                isolation=self.isolation,
+                timeout_s=self.timeout_s,
+                memory_mb=self.memory_mb,
+                backend=self.backend,
+            )
+            for (progs, _), prep, mine in zip(checked, preps, own)
+        ]
 
 
 class SandboxWarning(UserWarning):

@@ -1,0 +1,284 @@
+"""``rewardkit sandbox run`` attacked and used as a new user would: a file's text and a
+program's exception names reach the console as text, never as markup or escape sequences; call
+tests that are not literals are refused at load naming the field; APPS's wrapped answers are
+named when a reference fails on one; problems with invalid tests are reported; LeetCode's
+starter code (``List[int]`` without an import) runs; problems of one kind share one pass over
+the workers with the same tables as one run per problem."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rewardkit.cli import main
+from rewardkit.errors import InputError
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase
+from rewardkit.sandbox import _pool as pool_module
+from rewardkit.sandbox.dataset import load_problems, run_problems
+
+
+def _write(tmp_path, problems, name="problems.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(p) + "\n" for p in problems), encoding="utf-8")
+    return path
+
+
+def _cli(tmp_path, path, *args, capsys):
+    code = main(["sandbox", "run", str(path), "--out", str(tmp_path / "out"), *args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+# ----------------------------------------------------------------- what reaches the console
+HOSTILE_NAME = "[/nope] \x1b[2J\x1b[31mowned [bold]"
+
+
+def test_text_from_the_file_and_from_programs_is_printed_as_text(tmp_path, capsys):
+    """A problem id, a file name and an exception name a reference program chose: rich read
+    them as markup (``[/nope]`` closed no tag: MarkupError, exit 3 after the run) and passed
+    escape sequences to the terminal."""
+    raiser = (
+        "class E(Exception):\n    pass\n"
+        f"E.__name__ = E.__qualname__ = {HOSTILE_NAME!r}\n"
+        "def f(x):\n    raise E()\n"
+    )
+    problems = [
+        {"id": "[/bold]x[red]", "entry_point": "f", "programs": [raiser],
+         "tests": [{"args": [1], "returns": 2}], "reference": [0]},
+    ]  # fmt: skip
+    path = _write(tmp_path, problems, name="[red]x[_].jsonl")
+    for args in ((), ("--json",)):
+        code, out = _cli(tmp_path, path, "--workers", "1", *args, capsys=capsys)
+        assert code == 1, out
+        assert "\x1b[2J" not in out and "\x1b[31m" not in out
+        assert (
+            "reference failure: problem '[/bold]x[red]', program 0, test 0: ERROR "
+            "([/nope] \\x1b[2J\\x1b[31mowned [bold])" in out
+        )
+    saved = json.loads((tmp_path / "out" / "sandbox_run.json").read_text())
+    assert saved["problems"][0]["detail"] == [[HOSTILE_NAME]]  # the JSON keeps the text as is
+
+
+# ----------------------------------------------------------------- call tests that are not literals
+def _one(test, **extra):
+    return {"id": "p", "entry_point": "f", "programs": ["def f(x):\n    return x\n"],
+            "tests": [{"input": "(1,)", "expected": "1"}, test], **extra}  # fmt: skip
+
+
+NOT_LITERAL = [
+    ({"input": "(1,)", "expected": "true"}, "tests[1].expected", "Name(id='true'"),
+    ({"input": "(1,)", "expected": "null"}, "tests[1].expected", "Name(id='null'"),
+    ({"input": "(null,)", "expected": "None"}, "tests[1].input", "Name(id='null'"),
+    ({"input": "[[1, 2, 3]]", "expected": "6"}, "tests[1].input", "got list"),  # APPS's args
+    ({"input": "1", "expected": "1"}, "tests[1].input", "got int"),
+    ({"input": "(1,", "expected": "1"}, "tests[1].input", "SyntaxError"),
+    ({"input": "(1,)", "expected": "f(1)"}, "tests[1].expected", "not a literal"),
+    ({"input": "(x,)", "expected": "1"}, "tests[1].input", "not a literal"),
+]
+
+
+@pytest.mark.parametrize(("test", "field", "why"), NOT_LITERAL)
+def test_a_call_test_that_is_not_a_literal_is_refused_at_load(tmp_path, test, field, why):
+    """Before, each became an INVALID_TEST column: the file ran, exited 0, and with --json
+    nothing said so (a whole LiveCodeBench set converted with "true" for True scored 0)."""
+    path = _write(tmp_path, [_one(test)])
+    with pytest.raises(InputError) as e:
+        load_problems(path)
+    message = str(e.value)
+    assert f"{path}, line 1, field '{field}'" in message and why in message
+    assert "{args, returns}" in message and "\n" not in message
+
+
+def test_the_cli_exits_2_on_a_json_value_given_as_a_literal(tmp_path, capsys):
+    path = _write(tmp_path, [_one({"input": "(1,)", "expected": "false"})])
+    code, out = _cli(tmp_path, path, capsys=capsys)
+    assert code == 2 and "field 'tests[1].expected'" in out
+    assert not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------- APPS's wrapped answers
+def test_a_reference_failing_on_a_wrapped_answer_says_so(tmp_path, capsys):
+    """APPS stores call-based answers as ``[answer]``: the reference fails every test, and the
+    failure now says why (only where it returned exactly the list's element)."""
+    problems = [
+        {"id": "apps-add", "entry_point": "add", "programs": ["def add(a, b):\n    return a + b\n"],
+         "tests": [{"args": [1, 2], "returns": [3]}, {"args": [2, 2], "returns": [5]},
+                   {"args": [0, 0], "returns": 0}], "reference": [0]},
+        {"id": "apps-pair", "entry_point": "pair", "programs": ["def pair(a):\n    return [a]\n"],
+         "tests": [{"args": [[1]], "returns": [[1]]}], "reference": [0]},
+    ]  # fmt: skip
+    code, out = _cli(tmp_path, _write(tmp_path, problems), "--workers", "1", capsys=capsys)
+    assert code == 1
+    saved = json.loads((tmp_path / "out" / "sandbox_run.json").read_text())
+    failures = saved["problems"][0]["reference_failures"]
+    assert [f["test"] for f in failures] == [0, 1]
+    assert "APPS wraps call-based answers" in failures[0]["detail"]
+    assert failures[1]["detail"] == ""  # 4 is not the element of [5]: a plain FAIL
+    assert saved["problems"][1]["reference_failures"] == []  # [[1]] returned as [[1]]: PASS
+    assert "test 0: FAIL (returned the only element" in out
+
+
+# ----------------------------------------------------------------- invalid tests are said
+def test_problems_with_invalid_tests_are_named_on_stderr(tmp_path, capsys):
+    problems = [
+        {"id": "wrong-name", "entry_point": "g", "programs": ["def f(x):\n    return x\n"],
+         "asserts": "assert f(1) == 1\n"},
+        {"id": "half", "entry_point": "f", "programs": ["def f(x):\n    return x\n"],
+         "asserts": "assert f(1) == 1\nfor x in range(3):\n    assert f(x) == x\n"},
+        {"id": "fine", "entry_point": "f", "programs": ["def f(x):\n    return x\n"],
+         "asserts": "assert f(1) == 1\n"},
+    ]  # fmt: skip
+    code, out = _cli(tmp_path, _write(tmp_path, problems), "--json", capsys=capsys)
+    assert code == 0
+    assert (
+        "invalid tests: problem 'wrong-name', 1 of 1 (no valid test: every program scores 0); "
+        "test 0: invalid test: line 1: `f(1)` is not a call of g" in out
+    )
+    assert "invalid tests: problem 'half', 1 of 2; test 1: invalid test: line 2" in out
+    assert "'fine'" not in out
+
+
+# ----------------------------------------------------------------- LeetCode's starter code
+STARTER = [
+    "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
+    "        seen = {}\n        for i, x in enumerate(nums):\n"
+    "            if target - x in seen:\n                return [seen[target - x], i]\n"
+    "            seen[x] = i\n",
+    "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> Optional[List[int]]:\n"
+    "        d: Dict[int, int] = {}\n        for i, x in enumerate(nums):\n"
+    "            if target - x in d:\n                return [d[target - x], i]\n"
+    "            d[x] = i\n        return None\n",
+    "from typing import List\nclass Solution:\n"
+    "    def twoSum(self, nums: List[int], target: int) -> List[int]:\n        return [0, 1]\n",
+    "class Solution:\n    def twoSum(self, nums: Tuple[int], target: int) -> Set[int]:\n"
+    "        return [0, 1]\n",
+    # not LeetCode's form: a top-level function gets no names it does not import
+    "def twoSum(nums: List[int], target: int) -> List[int]:\n    return [0, 1]\n",
+    # a program's own List wins
+    "List = None\nclass Solution:\n    def twoSum(self, nums, target):\n        return List\n",
+]
+
+
+def test_leetcode_starter_code_runs_without_importing_typing():
+    """LeetCode's, LiveCodeBench's and TACO's starter code annotates with ``List[int]`` and
+    ``Optional`` without importing them (their judges provide the names): every Solution
+    written on it was ERROR NameError, the correct ones too."""
+    tests = [TestCase.from_values([[2, 7, 11, 15], 9], [0, 1]),
+             TestCase.from_values([[3, 2, 4], 6], [1, 2])]  # fmt: skip
+    with Sandbox(workers=1) as sb:
+        t = sb.run(STARTER, tests, entry_point="twoSum")
+    names = [[_status(s) for s in row] for row in t.status.tolist()]
+    assert names == [
+        ["PASS", "PASS"],
+        ["PASS", "PASS"],
+        ["PASS", "FAIL"],
+        ["PASS", "FAIL"],
+        ["ERROR", "ERROR"],
+        ["FAIL", "FAIL"],
+    ], t.detail
+    assert t.detail[4, 0] == "NameError"
+
+
+def _status(code):
+    return Status(code).name
+
+
+# ----------------------------------------------------------------- one pass per kind
+MIXED = [
+    {"id": "a", "entry_point": "f", "reference": [0],
+     "programs": ["def f(x):\n    return x * 2\n", "def f(x):\n    return x\n",
+                  "def f(x):\n    raise ValueError\n", "def f(x) return\n",
+                  "class Solution:\n    def f(self, x):\n        return x * 2\n"],
+     "tests": [{"args": [1], "returns": 2}, {"args": [0], "returns": 0},
+               {"input": "(3,)", "expected": "6"}]},
+    {"id": "s1", "reference": [0],
+     "programs": ["print(int(input()) + 1)\n", "print(0)\n", "import os\nos._exit(3)\n"],
+     "tests": [{"stdin": "1\n", "stdout": "2\n"}, {"stdin": "41\n", "stdout": "42"}]},
+    {"id": "b", "entry_point": "f", "programs": ["def f(x):\n    return x * 2\n"],
+     "asserts": "assert f(2) == 4\nfor i in range(2):\n    assert f(i) == 2 * i\n"},
+    {"id": "s2", "programs": ["import sys\nprint(sum(map(int, sys.stdin.read().split())))\n"],
+     "tests": [{"stdin": "1 2 3\n", "stdout": "6"}, {"stdin": "", "stdout": "0", "mode": "exact"}]},
+    {"id": "g", "entry_point": "g", "programs": ["def g(*a):\n    return len(a)\n"] * 3,
+     "tests": [{"args": [], "returns": 0}, {"args": [1, 2], "returns": 2}]},
+    {"id": "c", "entry_point": "f", "programs": ["def f(x):\n    return -x\n"],
+     "tests": [{"args": [5], "returns": -5}]},
+]  # fmt: skip
+
+
+def test_problems_of_one_kind_share_one_pass_with_the_tables_of_one_run_each(tmp_path, monkeypatch):
+    """One ``Sandbox.run`` per problem left workers idle whenever a problem had fewer programs
+    than there are workers (one program per problem on 2 workers: 2.3x the time of the same
+    cells in one run; on 16 cores, up to 16x).  Now the problems of one entry point (or of
+    standard input) go through the workers in one pass; each table is the one a run of its
+    own gives."""
+    problems = load_problems(_write(tmp_path, MIXED))
+    passes: list[int] = []
+    execute = pool_module.LocalPool.execute
+
+    def counted(self, programs, *args, **kwargs):
+        passes.append(len(programs))
+        return execute(self, programs, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.LocalPool, "execute", counted)
+    with Sandbox(workers=2, timeout_s=2) as sb:
+        res = run_problems(problems, sb)
+        assert sorted(passes) == [3, 4, 7]  # g; standard input: s1 + s2; f: a + b + c
+        for p, got in zip(problems, res.problems):
+            alone = sb.run(list(p.programs), list(p.tests), entry_point=p.entry_point)
+            assert [list(r) for r in got.status] == [
+                [_status(s) for s in row] for row in alone.status.tolist()
+            ], p.id
+            assert got.output_hash == tuple(tuple(str(h) for h in r) for r in alone.output_hash)
+            assert got.detail == tuple(tuple(str(d) for d in r) for r in alone.detail)
+    by_id = {p.id: p for p in res.problems}
+    assert by_id["a"].status[3] == ("SYNTAX",) * 3 and by_id["a"].status[2][0] == "ERROR"
+    assert by_id["s1"].status[2] == ("CRASH", "CRASH") and by_id["b"].status[0][1] == "INVALID_TEST"
+
+
+def test_a_program_cannot_answer_another_problems_tests(tmp_path):
+    """In one pass every child holds the inputs of the pass: a program that writes records for
+    the tests of the problem beside it (it knows their indices: the order of the file) is
+    refused (the zygote takes only the next test of its own row), and that problem's honest
+    program keeps its cells."""
+    forger = (
+        "import os\n"
+        "def f(x):\n"
+        "    for fd in range(3, 64):\n"
+        "        for i in range(2, 6):\n"
+        "            try:\n"
+        '                os.write(fd, (\'[%d, "V", 0.001, 0.001, "99"]\\n\' % i).encode())\n'
+        "            except OSError:\n"
+        "                pass\n"
+        "    return 0\n"
+    )
+    problems = [
+        {"id": "attacker", "entry_point": "f", "programs": [forger],
+         "tests": [{"args": [1], "returns": 1}, {"args": [2], "returns": 2}]},
+        {"id": "victim", "entry_point": "f", "programs": ["def f(x):\n    return x + 1\n"],
+         "tests": [{"args": [1], "returns": 2}, {"args": [2], "returns": 3},
+                   {"args": [3], "returns": 99}, {"args": [4], "returns": 5}]},
+    ]  # fmt: skip
+    with Sandbox(workers=1, timeout_s=2) as sb:
+        res = run_problems(load_problems(_write(tmp_path, problems)), sb)
+    attacker, victim = res.problems
+    assert "PASS" not in attacker.status[0]
+    assert victim.status == (("PASS", "PASS", "FAIL", "PASS"),)
+
+
+def test_stdio_and_call_problems_keep_file_order_in_the_json(tmp_path):
+    problems = load_problems(_write(tmp_path, MIXED))
+    with Sandbox(workers=2, timeout_s=2) as sb:
+        first = run_problems(problems, sb).to_json()
+        again = run_problems(list(reversed(problems)), sb)
+    assert [p["id"] for p in json.loads(first)["problems"]] == [p["id"] for p in MIXED]
+    assert [p.id for p in again.problems] == [p["id"] for p in reversed(MIXED)]
+
+
+def test_run_many_takes_an_empty_list_and_a_problem_without_programs():
+    with Sandbox(workers=1) as sb:
+        assert sb.run_many([], entry_point="f") == []
+        empty, one = sb.run_many(
+            [([], [StdioTest("1\n", "1")]), (["print(input())"], [StdioTest("1\n", "1")])]
+        )
+    assert empty.shape == (0, 1) and one.passed.tolist() == [[True]]
