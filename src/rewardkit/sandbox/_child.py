@@ -79,6 +79,10 @@ class _Budget(BaseException):
     """Raised by SIGALRM when a test exceeds its time budget."""
 
 
+class _ScriptExit(BaseException):
+    """Unwinds a script that called ``os._exit``: its test's record is sent."""
+
+
 _ARMED = [False]  # a test (or the program's import) is running under its budget
 
 
@@ -488,6 +492,30 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
     modules, armed, me, cap, leave = sys.modules, _ARMED, os.getpid(), None, os._exit
     saved = sys.stdout, sys.__stdout__
     files = _STDIN_FILES
+    now: list = []  # while a script runs: its test (i, mode, t0, c0, capture)
+    sent: list = []  # the test whose record os._exit sent
+
+    def script_exit(status: int) -> None:
+        """``os._exit`` as a running script sees it: the test ends there, its output what
+        reached fd 1 (buffers are not flushed, ``atexit`` does not run), ERROR for a status
+        other than 0.  Its record is sent at once, the script unwound, and the row goes on
+        (the child's exit made the test CRASH).  Elsewhere, and in a process the script
+        forked, the process exits."""
+        if os.getpid() != me or not now:
+            leave(status)
+        j, how, t, c, pipe = now
+        now.clear()
+        if status != 0:
+            rec = [j, "E", "SystemExit"]
+        else:
+            kind, out = pipe.collect() if pipe is not None else ("L", None)
+            rec = _output_record(j, kind, out, how)
+        rec[2:2] = [perf() - t, cpu_time() - c]
+        send(rec)
+        sent.append(j)
+        raise _ScriptExit
+
+    os._exit = script_exit  # type: ignore[assignment]
     for k, i in enumerate(idxs):
         stdin_text, mode = inputs[i]
         t0, c0 = perf(), cpu_time()
@@ -503,6 +531,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
             os.dup2(cap.w, 1)  # again for each test: a program may have closed or replaced fd 1
             out_file = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False)  # noqa: SIM115
             sys.stdout = sys.__stdout__ = out_file  # type: ignore[misc]
+            now[:] = i, mode, t0, c0, cap
             armed[0] = True
             setitimer(real, budget)
             try:
@@ -520,6 +549,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
             finally:
                 if os.getpid() != me:  # a child the script forked came back here: it leaves
                     leave(0)
+                now.clear()
                 armed[0] = False
                 setitimer(real, 0)
         except _Budget:
@@ -542,6 +572,9 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
         kind, raw = cap.collect() if cap is not None else ("L", None)
         if kind != "V":
             cap = None  # lost (the program closed the pipe) or flooded: the next test makes one
+        if sent:  # by os._exit: what the script wrote after it is dropped
+            sent.clear()
+            continue
         if rec is None:
             rec = _output_record(i, kind, raw, mode)
         raw = None
@@ -576,8 +609,9 @@ def _clear_exits() -> None:
 
 
 def _at_exit(modules: dict, me: int, deadline: float, script: dict) -> None:
-    """What the interpreter does when a script ends, within the test's budget: wait for the
-    threads it started (the deep-recursion idiom runs ``main`` in a thread with a large stack),
+    """What the interpreter does when a script ends, within the test's budget: shut down the
+    thread pools it left open and wait for the threads it started (the deep-recursion idiom
+    runs ``main`` in a thread with a large stack),
     run its ``atexit`` functions (the buffered-output idiom writes everything there), flush
     ``sys.stdout``, then clear the script's globals as the interpreter clears
     ``__main__`` (``_clear_main``).  ``atexit`` and finalisers swallow every exception, the
@@ -585,6 +619,10 @@ def _at_exit(modules: dict, me: int, deadline: float, script: dict) -> None:
     again."""
     if os.getpid() != me:
         return
+    pool = modules.get("concurrent.futures.thread")
+    if pool is not None:  # the interpreter's first exit hook: an executor never shut down
+        pool._python_exit()  # tells its idle threads to leave, and waits for them
+        pool._shutdown = False  # the next test is a fresh interpreter: it may make executors
     threading = modules.get("threading")
     if threading is not None:
         main = threading.main_thread()
