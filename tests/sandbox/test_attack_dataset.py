@@ -13,7 +13,7 @@ import pytest
 
 from rewardkit.cli import main
 from rewardkit.errors import InputError
-from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase
+from rewardkit.sandbox import Sandbox, SandboxWarning, Status, StdioTest, TestCase
 from rewardkit.sandbox import _pool as pool_module
 from rewardkit.sandbox.dataset import load_problems, run_problems
 
@@ -215,13 +215,13 @@ def test_problems_of_one_kind_share_one_pass_with_the_tables_of_one_run_each(tmp
     own gives."""
     problems = load_problems(_write(tmp_path, MIXED))
     passes: list[int] = []
-    execute = pool_module.LocalPool.execute
+    execute = pool_module.LocalPool.execute_groups
 
-    def counted(self, programs, *args, **kwargs):
-        passes.append(len(programs))
-        return execute(self, programs, *args, **kwargs)
+    def counted(self, groups, entry):
+        passes.append(sum(len(programs) for programs, _, _ in groups))
+        return execute(self, groups, entry)
 
-    monkeypatch.setattr(pool_module.LocalPool, "execute", counted)
+    monkeypatch.setattr(pool_module.LocalPool, "execute_groups", counted)
     with Sandbox(workers=2, timeout_s=2) as sb:
         res = run_problems(problems, sb)
         assert sorted(passes) == [3, 4, 7]  # g; standard input: s1 + s2; f: a + b + c
@@ -283,3 +283,62 @@ def test_run_many_takes_an_empty_list_and_a_problem_without_programs():
             [([], [StdioTest("1\n", "1")]), (["print(input())"], [StdioTest("1\n", "1")])]
         )
     assert empty.shape == (0, 1) and one.passed.tolist() == [[True]]
+
+
+# ----------------------------------------------------------------- --isolation basic
+def test_the_basic_isolation_warning_names_the_callers_line():
+    """It named ``_validation.py`` (the parameter checker's wrapper) for every caller."""
+    with pytest.warns(SandboxWarning) as caught:
+        Sandbox(isolation="basic", workers=1).close()
+    assert caught[0].filename == __file__
+
+
+def test_the_cli_says_basic_isolation_in_one_line(tmp_path, capsys):
+    path = _write(tmp_path, [_one({"input": "(2,)", "expected": "2"})])
+    code, out = _cli(tmp_path, path, "--isolation", "basic", "--workers", "1", "--json",
+                     capsys=capsys)  # fmt: skip
+    assert code == 0
+    warned = [x for x in out.splitlines() if "warning" in x.lower()]
+    assert len(warned) == 1 and warned[0].startswith("warning: Sandbox(isolation='basic')")
+    assert "_validation" not in out and "return fn(" not in out
+
+
+# ----------------------------------------------------------------- another problem's inputs
+ENCODE = "def f(s):\n    return s[::-1].upper()\n"
+PEEKER = (  # problem "decode": finds the inputs of "encode" and answers with them
+    "import sys\n"
+    "def f(s):\n"
+    "    frame, seen = sys._getframe(1), []\n"
+    "    while frame is not None:\n"
+    "        for v in list(frame.f_locals.values()):\n"
+    "            if type(v) is list and len(v) > 3:\n"
+    "                seen.append(v)\n"
+    "        frame = frame.f_back\n"
+    "    for inputs in seen:\n"
+    "        mine = [t for t in inputs if type(t) is tuple and t and t[0] == s]\n"
+    "        if mine:\n"
+    "            k = inputs.index(mine[0])\n"
+    "            return inputs[k - 3][0]  # the encode problem's input of the same rank\n"
+    "    return None\n"
+)
+
+
+def test_a_program_never_holds_the_inputs_of_another_problem_of_its_pass(tmp_path):
+    """A pass once sent every worker the tests of all its problems, and each child held them
+    (a local of the test loop): where one problem's inputs are another's answers (encode and
+    decode, a problem and its inverse) a program read them and passed without solving.  Now
+    a worker gets a problem's tests just before that problem's first program, so a child
+    holds its own problem's inputs only."""
+    words = ["abc", "hello", "rewardkit"]
+    problems = [
+        {"id": "encode", "entry_point": "f", "programs": [ENCODE],
+         "tests": [{"args": [w], "returns": w[::-1].upper()} for w in words]},
+        {"id": "decode", "entry_point": "f", "programs": [PEEKER],
+         "tests": [{"args": [w[::-1].upper()], "returns": w} for w in words]},
+    ]  # fmt: skip
+    for workers in (1, 2):
+        with Sandbox(workers=workers, timeout_s=2) as sb:
+            res = run_problems(load_problems(_write(tmp_path, problems)), sb)
+        encode, decode = res.problems
+        assert encode.status == (("PASS",) * 3,)
+        assert decode.status == (("FAIL",) * 3,), workers

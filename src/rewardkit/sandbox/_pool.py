@@ -122,6 +122,7 @@ class _NotConfined(RewardkitError):
 class _Job:
     row: int
     idxs: list[int]
+    group: int = 0  # whose tests (``LocalPool.execute_groups``)
     got: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -150,6 +151,7 @@ class _Worker:
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         self.inbuf, self.outbuf = b"", b""
         self.jobs: deque[_Job] = deque()
+        self.group = -1  # the group whose tests it was sent last (none yet)
         self.heard = time.monotonic()
         self.killed = False
         self.levels: list[str] = []
@@ -418,32 +420,36 @@ class LocalPool:
         self.workers = []
 
     def execute(
-        self,
-        programs: Sequence[str],
-        rows: Sequence[int],
-        inputs: Sequence[str | None],
-        entry: str,
-        row_tests: Sequence[Sequence[int]] | None = None,
+        self, programs: Sequence[str], rows: Sequence[int], inputs: Sequence[str | None], entry: str
     ) -> list[Cell]:
-        """Run ``programs[k]`` (row id ``rows[k]``) on every valid test, or on the valid tests
-        among ``row_tests[k]`` (several problems in one pass: each row its own problem's
-        columns, and a record for any other column is refused like any other); return the raw
-        cells."""
-        valid = [i for i, t in enumerate(inputs) if t is not None]
+        """Run ``programs[k]`` (row id ``rows[k]``) on every valid test; return the raw cells."""
+        return self.execute_groups([(programs, rows, inputs)], entry)
+
+    def execute_groups(
+        self,
+        groups: Sequence[tuple[Sequence[str], Sequence[int], Sequence[str | None]]],
+        entry: str,
+    ) -> list[Cell]:
+        """Several problems in one pass: each group's programs (row ids unique across groups)
+        on the valid tests of its own ``inputs``; the raw cells, test indices the group's own.
+        A worker is sent a group's tests just before its first job of that group, and the
+        zygote reads its messages in order, so a child holds its own problem's inputs only:
+        another problem's inputs may be this one's answers (a problem and its inverse)."""
+        queue: deque[_Job] = deque()
+        src: dict[int, str] = {}
+        for g, (programs, rows, inputs) in enumerate(groups):
+            valid = [i for i, t in enumerate(inputs) if t is not None]
+            if valid:
+                queue.extend(_Job(r, list(valid), g) for r in rows)
+            src.update(zip(rows, programs))
         cells: dict[tuple[int, int], Cell] = {}
-        if not valid or not programs:
+        if not queue:
             return []
-        if row_tests is None:
-            queue = deque(_Job(r, list(valid)) for r in rows)
-        else:
-            own = ([i for i in ts if inputs[i] is not None] for ts in row_tests)
-            queue = deque(_Job(r, idxs) for r, idxs in zip(rows, own) if idxs)
-        src = dict(zip(rows, programs))
         # The uid's task count drifts (other jobs of the same user): refresh the cap per batch.
         nproc = nproc_cap(self.cfg["uid"] is not None, self.n, self.popen_kw.get("user"))
-        tests_msg = {"op": "tests", "inputs": list(inputs), "nproc": nproc}
+        tests = [{"op": "tests", "inputs": list(inputs), "nproc": nproc} for _, _, inputs in groups]
         for w in self.workers:
-            w.send(tests_msg)
+            w.group = -1  # a batch's tests are sent again: its ids restart
         sel = selectors.DefaultSelector()
         for w in self.workers:
             sel.register(w.rfd, selectors.EVENT_READ, w)
@@ -456,6 +462,9 @@ class LocalPool:
                         if not w.jobs:
                             w.heard = time.monotonic()  # idle until now: the clock starts here
                         w.jobs.append(job)
+                        if w.group != job.group:
+                            w.send(tests[job.group])
+                            w.group = job.group
                         w.send({"op": "job", "row": job.row, "idxs": job.idxs, "entry": entry})
                         # the source as raw bytes the zygote never decodes (``_child.read_raw``)
                         w.outbuf += raw_frame(src[job.row].encode("utf-8", "surrogatepass"))
@@ -475,7 +484,7 @@ class LocalPool:
                     dead = w.proc.poll() is not None
                     if w.jobs and (dead or now - w.heard > self.stall_s):
                         sel.unregister(w.rfd)
-                        self.workers[k] = self._replace(w, k, cells, queue, tests_msg)
+                        self.workers[k] = self._replace(w, k, cells, queue)
                         sel.register(self.workers[k].rfd, selectors.EVENT_READ, self.workers[k])
         finally:
             sel.close()
@@ -509,9 +518,7 @@ class LocalPool:
                 w.heard = -1e18
                 return
 
-    def _replace(
-        self, w: _Worker, slot: int, cells: dict, queue: deque, tests_msg: dict
-    ) -> _Worker:
+    def _replace(self, w: _Worker, slot: int, cells: dict, queue: deque) -> _Worker:
         """A worker died or stalled: its current cell is a CRASH, the rest of its rows go back
         to the queue, and a fresh worker takes its place."""
         w.kill()
@@ -521,9 +528,8 @@ class LocalPool:
                 cells[(job.row, missing[0])] = (job.row, missing[0], "C", 0.0, "worker lost")
                 missing = missing[1:]
             if missing:
-                queue.appendleft(_Job(job.row, missing))
+                queue.appendleft(_Job(job.row, missing, job.group))
         (fresh,) = self._spawn(1, slot)
         kept = set(fresh.levels) | self._plan_levels()  # a replacement claims no more either
         self.isolation = tuple(lv for lv in self.isolation if lv in kept)
-        fresh.send(tests_msg)
-        return fresh
+        return fresh  # sent its tests with its first job

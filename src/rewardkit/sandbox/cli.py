@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import warnings
 from pathlib import Path
 
 import click
@@ -233,7 +234,7 @@ def run(
     from rich.table import Table
     from rich.text import Text
 
-    from .core import Sandbox
+    from .core import Sandbox, SandboxWarning
     from .dataset import load_problems, run_problems
 
     as_json, out = resolve_settings(ctx, as_json, out)
@@ -243,12 +244,12 @@ def run(
     def line(text: str) -> None:  # one line each, whatever the terminal's width
         console.print(_plain(text), markup=False, highlight=False, soft_wrap=True)
 
-    with (
-        console.status(f"running {len(loaded)} problems…"),
-        Sandbox(
-            timeout_s=timeout_s, memory_mb=memory_mb, workers=workers, isolation=isolation
-        ) as sb,
-    ):
+    with warnings.catch_warnings(record=True) as said:  # basic isolation: one line of ours
+        warnings.simplefilter("always", SandboxWarning)
+        sb = Sandbox(timeout_s=timeout_s, memory_mb=memory_mb, workers=workers, isolation=isolation)
+    for w in said:
+        line(f"warning: {w.message}")
+    with console.status(f"running {len(loaded)} problems…"), sb:
         res = run_problems(loaded, sb, source=str(file))
     write_artefacts(out, {"sandbox_run.json": res})
     if as_json:

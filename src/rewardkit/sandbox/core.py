@@ -81,7 +81,7 @@ class Sandbox:
                 "as root): no seccomp, no namespaces, reads and writes not confined. Do not use "
                 "it for untrusted code.",
                 SandboxWarning,
-                stacklevel=2,
+                stacklevel=3,  # the caller of __init__, past validate_params's wrapper
             )
         self._as_uid: int | None = None  # tests of the unprivileged path (root only)
         self._python: str | None = None
@@ -198,8 +198,7 @@ class Sandbox:
         tables are those ``run`` gives problem by problem (``entry_point`` for them all).  One
         run per problem waits for its slowest program before the next starts, and leaves
         workers idle when a problem has fewer programs than there are workers; this does not.
-        Every test of the pass reaches every worker, so keep a pass to a few MiB of inputs
-        (``rewardkit.sandbox.dataset`` batches that way)."""
+        A child holds its own problem's inputs only (``LocalPool.execute_groups``)."""
         checked = [(_check_programs(p), _check_tests(t)) for p, t in problems]
         if not checked:
             return []
@@ -207,27 +206,19 @@ class Sandbox:
         preps = [prepare_tests(ts) for _, ts in checked]
         if self.backend != "local":
             return [self.run(p, t, entry_point=entry_point) for p, t in checked]
-        programs: list[str] = []
-        inputs: list[str | None] = []
-        row_tests: list[range] = []
-        starts: list[tuple[int, int]] = []  # each problem's first row and first column
+        groups, rows, first_rows = [], 0, []
         for (progs, _), prep in zip(checked, preps):
-            starts.append((len(programs), len(inputs)))
-            cols = range(len(inputs), len(inputs) + len(prep.inputs))
-            programs += progs
-            row_tests += [cols] * len(progs)
-            inputs += prep.inputs
+            first_rows.append(rows)
+            groups.append((progs, range(rows, rows + len(progs)), prep.inputs))
+            rows += len(progs)
         with self._lock:
             self.start()
             assert self._pool is not None
-            cells = self._pool.execute(
-                programs, list(range(len(programs))), inputs, entry, row_tests=row_tests
-            )
+            cells = self._pool.execute_groups(groups, entry)
         own: list[list] = [[] for _ in checked]
-        first_rows = [r for r, _ in starts]
-        for row, idx, *rest in cells:  # rows and columns are the pool's own ints
+        for row, *rest in cells:  # rows are the pool's own ints; test indices the problem's
             k = bisect.bisect_right(first_rows, row) - 1
-            own[k].append((row - starts[k][0], idx - starts[k][1], *rest))
+            own[k].append((row - first_rows[k], *rest))
         return [
             build_table(
                 len(progs),

@@ -177,36 +177,28 @@ LITERALS = {
     "expected": '; expected the Python literal of the return value, e.g. "True", "None", '
     '"[0, 1]" (JSON values go in {args, returns})',
 }
-BATCH_INPUT_CHARS = 1 << 20  # every test input of a pass reaches every worker and child
-BATCH_PROGRAMS = 4096
+BATCH_PROGRAMS = 4096  # programs a pass; a problem with more is a pass of its own
 
 
 def _batches(problems: Sequence[Problem]) -> list[list[int]]:
-    """Indices of the problems, grouped by entry point in file order and cut where a batch
-    would pass the caps (a problem larger than them is a batch of its own)."""
+    """Indices of the problems, grouped by entry point in file order and cut where a pass
+    would pass BATCH_PROGRAMS."""
     groups: dict[str | None, list[int]] = {}
     for k, p in enumerate(problems):
         groups.setdefault(p.entry_point, []).append(k)
     out: list[list[int]] = []
     for members in groups.values():
         batch: list[int] = []
-        chars = programs = 0
+        programs = 0
         for k in members:
-            size = sum(_input_chars(t) for t in problems[k].tests)
             n = len(problems[k].programs)
-            if batch and (chars + size > BATCH_INPUT_CHARS or programs + n > BATCH_PROGRAMS):
+            if batch and programs + n > BATCH_PROGRAMS:
                 out.append(batch)
-                batch, chars, programs = [], 0, 0
+                batch, programs = [], 0
             batch.append(k)
-            chars, programs = chars + size, programs + n
+            programs += n
         out.append(batch)
     return out
-
-
-def _input_chars(t: TestCase | StdioTest | InvalidTest) -> int:
-    return (
-        len(t.input) if isinstance(t, TestCase) else len(t.stdin) if isinstance(t, StdioTest) else 0
-    )
 
 
 def _wrapped(test: TestCase | StdioTest | InvalidTest, output_hash: str) -> str:
@@ -269,8 +261,8 @@ def _test(t: object, field: str, fail: Any) -> TestCase | StdioTest:
 
 def run_problems(problems: Sequence[Problem], sandbox: Sandbox, source: str = "") -> DatasetResult:
     """Each problem's programs on its tests, on one sandbox: problems of one kind (the same
-    entry point, or standard input) share a pass over the workers (``Sandbox.run_many``), in
-    batches of at most ``BATCH_INPUT_CHARS`` of test input and ``BATCH_PROGRAMS`` programs."""
+    entry point, or standard input) share a pass over the workers (``Sandbox.run_many``) of at
+    most ``BATCH_PROGRAMS`` programs."""
     tables: dict[int, ExecutionTable] = {}
     for batch in _batches(problems):
         runs = sandbox.run_many(
