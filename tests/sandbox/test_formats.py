@@ -336,3 +336,15 @@ def test_third_party_packages_when_allowed():
         s = box.run(["import numpy as np\nprint(np.arange(int(input())).sum())\n"],
                     [StdioTest("10\n", "45")])  # fmt: skip
     assert t.status[0, 0] == P and s.status[0, 0] == P
+
+
+def test_a_program_closes_its_own_fds_with_close_range(sb):
+    """Python 3.13's ``os.closerange(64, 4096)`` goes through glibc's ``closefrom``, which
+    aborts the process (SIGABRT: a CRASH row) when ``close_range`` is refused and
+    ``/proc/self/fd`` cannot be listed; the call only ever closes the caller's own fds."""
+    prog = (
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def f(low):\n    return libc.syscall(436, low, 0xFFFFFFFF, 0)  # close_range\n"
+    )
+    t = sb.run([prog], [TestCase("(60,)", "0")], entry_point="f")
+    assert t.status.tolist() == [[P]], t.detail
