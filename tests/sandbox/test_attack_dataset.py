@@ -12,7 +12,7 @@ import json
 import pytest
 
 from rewardkit.cli import main
-from rewardkit.errors import InputError
+from rewardkit.errors import ConfigError, InputError
 from rewardkit.sandbox import Sandbox, SandboxWarning, Status, StdioTest, TestCase
 from rewardkit.sandbox import _pool as pool_module
 from rewardkit.sandbox.dataset import load_problems, run_problems
@@ -342,3 +342,34 @@ def test_a_program_never_holds_the_inputs_of_another_problem_of_its_pass(tmp_pat
         encode, decode = res.problems
         assert encode.status == (("PASS",) * 3,)
         assert decode.status == (("FAIL",) * 3,), workers
+
+
+# ----------------------------------------------------------------- JSON values and stdin tests
+def test_json_values_too_large_for_a_test_are_refused_at_load(tmp_path):
+    """{args, returns} past the sandbox's literal cap (1 MiB of text) became an INVALID_TEST
+    column after the file had been accepted."""
+    big = list(range(200_000))  # ~1.3 MB of literal text
+    for test, field in (
+        ({"args": [big], "returns": 0}, "tests[1].args"),
+        ({"args": [1], "returns": big}, "tests[1].returns"),
+    ):
+        path = _write(tmp_path, [_one(test)])
+        with pytest.raises(InputError, match="exceeds") as e:
+            load_problems(path)
+        assert f"line 1, field '{field}'" in str(e.value)
+
+
+def test_from_values_refuses_an_int_too_long_to_print_as_a_config_error():
+    """A raw ValueError (Python's 4,300-digit limit) escaped TestCase.from_values."""
+    for args, expected in (([10**5000], 1), ([1], -(10**5000))):
+        with pytest.raises(ConfigError, match="4300 digits"):
+            TestCase.from_values(args, expected)
+
+
+def test_an_apps_list_of_output_lines_says_how_to_give_it(tmp_path):
+    problem = {"id": "s", "programs": ["print(1)\nprint(2)\n"],
+               "tests": [{"stdin": "", "stdout": ["1", "2"]}]}  # fmt: skip
+    with pytest.raises(InputError) as e:
+        load_problems(_write(tmp_path, [problem]))
+    message = str(e.value)
+    assert "line 1, field 'tests[0].stdout'" in message and "join" in message

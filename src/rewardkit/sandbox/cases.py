@@ -52,6 +52,8 @@ class TestCase(JsonMixin):
             )
         try:
             return cls(canon(tuple(args), ordered=True), canon(expected))
+        except ValueError as e:  # an int too long to print (Python's limit)
+            raise ConfigError(f"TestCase.from_values: {e.args[0].split(';')[0]}") from None
         except Unserialisable as e:
             raise ConfigError(
                 "TestCase.from_values takes plain values (None, bool, int, float, complex, str, "

@@ -242,21 +242,35 @@ def _test(t: object, field: str, fail: Any) -> TestCase | StdioTest:
                     "'input' and 'expected' are literal texts (strings); JSON values go in "
                     "{args, returns}",
                 )
-            for name, probe in (
-                ("input", TestCase(t["input"], "None")),
-                ("expected", TestCase("()", t["expected"])),
-            ):  # a file's call test is checked here, not left to be an INVALID_TEST column
-                why = prepare_tests([probe]).problems[0]
-                if why:
-                    raise fail(f"{field}.{name}", why.removeprefix("ValueError: ") + LITERALS[name])
-            return TestCase(t["input"], t["expected"])
+            return _checked(TestCase(t["input"], t["expected"]), field, CALL, fail)
         if form == CALL_VALUES:
-            return TestCase.from_values(t["args"], t["returns"])
+            return _checked(TestCase.from_values(t["args"], t["returns"]), field, form, fail)
+        for name in STDIO:
+            if type(t[name]) is list and all(isinstance(x, str) for x in t[name]):
+                raise fail(
+                    f"{field}.{name}",
+                    "expected a string; got a list of lines (as some APPS rows store them): "
+                    "join them with newlines",
+                )
         return StdioTest(
             t["stdin"], t["stdout"], mode=t.get("mode", "tokens"), tol=t.get("tol", 1e-6)
         )
     except ConfigError as e:
         raise fail(field, str(e)) from None
+
+
+def _checked(case: TestCase, field: str, names: tuple[str, str], fail: Any) -> TestCase:
+    """The case if the sandbox can use it, else the error naming its field: a file's call test
+    is checked here, not left to be an INVALID_TEST column."""
+    for name, probe in (
+        (names[0], TestCase(case.input, "None")),
+        (names[1], TestCase("()", case.expected)),
+    ):
+        why = prepare_tests([probe]).problems[0]
+        if why:
+            hint = LITERALS[name] if names == CALL else ""
+            raise fail(f"{field}.{name}", why.removeprefix("ValueError: ") + hint)
+    return case
 
 
 def run_problems(problems: Sequence[Problem], sandbox: Sandbox, source: str = "") -> DatasetResult:
