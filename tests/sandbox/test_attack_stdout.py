@@ -39,7 +39,7 @@ HONEST = "print(2 * int(input()))\n"
 def _sandbox(isolation: str, **kw) -> Sandbox:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # basic warns that it does not confine
-        return Sandbox(isolation=isolation, workers=2, **kw)
+        return Sandbox(isolation=isolation, **{"workers": 2, **kw})
 
 
 @pytest.fixture(scope="module", params=["strict", "basic"])
@@ -240,6 +240,12 @@ STRIKES = {
     "makes the read end blocking": ("    os.set_blocking(cap.r, True)\n", {P, T}),
     "dup2s the read end onto fd 1": ("    os.dup2(cap.r, 1)\n", {E, F}),
     "closes the write end, keeps fd 1": ("    os.close(cap.w)\n", {P}),
+    # its drainer then waits on a pipe of the script's, holding the capture: the watchdog ends
+    # the test
+    "puts a pipe of its own where the capture reads": (
+        "    os.close(cap.r)\n    r, w = os.pipe()\n    os.dup2(r, cap.r)\n",
+        {T, E},
+    ),
     "shrinks the pipe to 4 KiB, writes 3 MB": (
         "    fcntl.fcntl(1, 1031, 4096)\n    os.write(1, b' ' * (3 << 20))\n",
         {P},
@@ -313,6 +319,15 @@ STRIKES = {
         {T},
     ),
     "sys.stdout set to None": ("    sys.stdout = None\n", {F}),
+    "a __del__ that prints at the end": (
+        "    class D:\n        def __del__(self):\n            print('late')\n    d = D()\n",
+        {P, F},
+    ),
+    "a thread that never ends": (
+        "    import threading, time\n"
+        "    threading.Thread(target=time.sleep, args=(1e9,)).start()\n",
+        {T},
+    ),
 }
 BATTERY_TESTS = [StdioTest(f"{n}\n", f"{2 * n}\n") for n in NS]  # tokens
 
@@ -484,3 +499,29 @@ def test_os_exit_and_open_executors_end_a_test_as_under_python3(sb):
             wanted.append(E if rc else P if out == test.stdout else F)
         assert t.status[k].tolist() == wanted, (name, wanted, t.detail[k].tolist())
     assert t.status[:, 0].tolist() == [P, P, F, E, P, P, P, P, P]  # the oracle, as expected
+
+
+def test_what_a_script_leaves_running_writes_only_into_its_own_row():
+    """Basic isolation lets a script fork: a child that writes into fd 1 long after its test
+    reaches at most the later tests of its own row (the capture is the row's child's), never
+    the rows after it on the same worker (the row's processes are killed at its end)."""
+    leaver = (
+        "import os, time\nn = int(input())\nif n == 3 and os.fork() == 0:\n"
+        "    for _ in range(400):\n        time.sleep(0.005)\n        os.write(1, b'junk ')\n"
+        "    os._exit(0)\nprint(2 * n)\n"
+    )
+    # Drainers leaked test after test (each goes on reading a pipe of the script's own, put
+    # where the capture read), until the script runs out of descriptors (ERROR).
+    hoarder = (
+        "import gc, os\nn = int(input())\n"
+        "cap = next(o for o in gc.get_objects() if type(o).__name__ == '_Stdout')\n"
+        "os.close(cap.r)\nr, w = os.pipe()\nif r != cap.r:\n    os.dup2(r, cap.r)\n"
+        "os.set_blocking(cap.r, False)\n"
+        "print(2 * n)\n"
+    )
+    tests = [StdioTest(f"{n}\n", f"{2 * n}\n") for n in (*NS, *range(8, 48))]
+    with _sandbox("basic", timeout_s=2.0, workers=1) as box:
+        t = box.run([leaver, HONEST, hoarder, HONEST], tests)
+    assert (t.status[1] == P).all() and (t.status[3] == P).all(), t.detail.tolist()
+    assert set(t.status[0].tolist()) <= {P, F}, t.detail[0].tolist()
+    assert set(t.status[2].tolist()) <= {P, F, E}, t.detail[2].tolist()  # its output lost
