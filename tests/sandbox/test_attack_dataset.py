@@ -373,3 +373,22 @@ def test_an_apps_list_of_output_lines_says_how_to_give_it(tmp_path):
         load_problems(_write(tmp_path, [problem]))
     message = str(e.value)
     assert "line 1, field 'tests[0].stdout'" in message and "join" in message
+
+
+def test_a_key_error_at_import_is_named_as_such_not_as_a_missing_entry_point():
+    """Any KeyError while the module ran (or while the class was looked up) was reported as
+    "missing entry point f": a user read the wrong cause."""
+    programs = [
+        "d = {}\nd['x']\ndef f(x):\n    return x\n",
+        "class M(type):\n    def __getattr__(cls, name):\n        raise KeyError(name)\n"
+        "class Solution(metaclass=M):\n    pass\n",
+        "def g(x):\n    return x\n",
+    ]
+    with Sandbox(workers=1) as sb:
+        t = sb.run(programs, [TestCase("(1,)", "1")], entry_point="f")
+    assert [_status(s) for s in t.status[:, 0]] == ["ERROR"] * 3
+    assert list(t.detail[:, 0]) == [
+        "KeyError",
+        "KeyError",
+        "missing entry point f (nor a method of class Solution)",
+    ]

@@ -387,7 +387,7 @@ def run_program(
         return send(["X", "T", ""])
     except MemoryError:
         return send(["X", "M", ""])
-    except KeyError:
+    except _NoEntry:
         return send(["X", "E", f"missing entry point {entry} (nor a method of class Solution)"])
     except BaseException as e:
         return send(["X", "E", _name(e)])
@@ -429,13 +429,18 @@ def run_program(
 def _entry(g: dict, entry: str) -> tuple[Any, Any]:
     """The function a test calls: the program's top-level ``entry``, else, as APPS, TACO and
     LiveCodeBench run LeetCode-style solutions, the method ``entry`` of its class ``Solution``
-    (``(None, Solution)``: an instance is made per test).  KeyError when it has neither."""
+    (``(None, Solution)``: an instance is made per test).  _NoEntry when it has neither (not
+    KeyError: the program's own code may raise that)."""
     if entry in g:
         return g[entry], None
     cls = g.get("Solution")
     if isinstance(cls, type) and callable(getattr(cls, entry, None)):
         return None, cls
-    raise KeyError(entry)
+    raise _NoEntry(entry)
+
+
+class _NoEntry(Exception):
+    """The program defines neither the entry point nor a Solution class with it."""
 
 
 # What LeetCode's starter code annotates with and never imports (its judge, LiveCodeBench's
