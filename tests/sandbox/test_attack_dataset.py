@@ -392,3 +392,33 @@ def test_a_key_error_at_import_is_named_as_such_not_as_a_missing_entry_point():
         "KeyError",
         "missing entry point f (nor a method of class Solution)",
     ]
+
+
+# ----------------------------------------------------------------- the four public formats
+def test_rows_of_four_public_formats_convert_and_their_references_pass(tmp_path):
+    """examples/sandbox_datasets.py, as a new user would write it from the docs: APPS (stdin
+    with a list of output lines, call-based with wrapped answers), TACO (a Solution class),
+    CodeContests (three test sets, Python 3 solutions and incorrect ones), LiveCodeBench
+    (functional tests on starter code that never imports List, a stdin test)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "sandbox_datasets", Path(__file__).parents[2] / "examples" / "sandbox_datasets.py"
+    )
+    assert spec is not None and spec.loader is not None
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    path = tmp_path / "problems.jsonl"
+    problems = ex.convert()
+    ex.write(problems, path)
+    with Sandbox(workers=2) as sb:
+        first = run_problems(load_problems(path), sb)
+        wrapped = {p.id: [f["test"] for f in p.reference_failures] for p in first.problems}
+        assert {k: v for k, v in wrapped.items() if v} == {"apps-1": [0, 1]}
+        ex.write(ex.unwrap_apps_answers(problems, path), path)
+        final = run_problems(load_problems(path), sb)
+    assert final.reference_failures == 0
+    by_id = {p.id: p for p in final.problems}
+    assert by_id["sum"].pass_fraction == (1.0, 1 / 3)  # print(0) passes "0 0 -> 0" only
+    assert by_id["two-sum"].status == (("PASS", "PASS"), ("PASS", "FAIL"))
