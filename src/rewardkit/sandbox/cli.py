@@ -28,6 +28,7 @@ __all__ = ["sandbox"]
 
 
 MAX_PAIRS = 1_000_000  # programs x tests; the default workload has 16,384
+TABLE_ROWS = 50  # sandbox run: a table of the problems up to this many, else a summary line
 
 
 @click.group(cls=HelpGroup)
@@ -254,6 +255,20 @@ def run(
     write_artefacts(out, {"sandbox_run.json": res})
     if as_json:
         click.echo(canonical_json(res, indent=1))
+    elif len(res.problems) > TABLE_ROWS:  # a row each would flood the terminal (and take
+        refs = [bool(x.reference) for x in loaded]  # ~0.5 ms a row to draw)
+        failed = sum(bool(p.reference_failures) for p in res.problems)
+        line(
+            f"{file}: {len(res.problems)} problems, "
+            f"{sum(len(p.status) for p in res.problems)} programs, "
+            f"{sum(len(p.status) * len(p.status[0]) for p in res.problems)} cells; mean pass "
+            f"{statistics.fmean(f for p in res.problems for f in p.pass_fraction):.2f}; "
+            f"references pass in {sum(refs) - failed} problems and fail in {failed} "
+            f"({len(refs) - sum(refs)} without); "
+            f"{sum(bool(p.invalid_tests) for p in res.problems)} with invalid tests; "
+            f"a row per problem in sandbox_run.json"
+        )
+        line(f"isolation: {', '.join(res.isolation)}; written to {out}/sandbox_run.json")
     else:
         references = {x.id: x.reference for x in loaded}
         table = Table(title=Text(_plain(f"{file}: {len(res.problems)} problems")))
