@@ -256,15 +256,15 @@ def run(
     if as_json:
         click.echo(canonical_json(res, indent=1))
     elif len(res.problems) > TABLE_ROWS:  # a row each would flood the terminal (and take
-        refs = [bool(x.reference) for x in loaded]  # ~0.5 ms a row to draw)
+        checked = [bool(x.reference) for x in loaded]  # ~0.5 ms a row to draw)
         failed = sum(bool(p.reference_failures) for p in res.problems)
         line(
             f"{file}: {len(res.problems)} problems, "
             f"{sum(len(p.status) for p in res.problems)} programs, "
             f"{sum(len(p.status) * len(p.status[0]) for p in res.problems)} cells; mean pass "
             f"{statistics.fmean(f for p in res.problems for f in p.pass_fraction):.2f}; "
-            f"references pass in {sum(refs) - failed} problems and fail in {failed} "
-            f"({len(refs) - sum(refs)} without); "
+            f"references pass in {sum(checked) - failed} problems and fail in {failed} "
+            f"({len(checked) - sum(checked)} without); "
             f"{sum(bool(p.invalid_tests) for p in res.problems)} with invalid tests; "
             f"a row per problem in sandbox_run.json"
         )
