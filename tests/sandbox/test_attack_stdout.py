@@ -525,3 +525,26 @@ def test_what_a_script_leaves_running_writes_only_into_its_own_row():
     assert (t.status[1] == P).all() and (t.status[3] == P).all(), t.detail.tolist()
     assert set(t.status[0].tolist()) <= {P, F}, t.detail[0].tolist()
     assert set(t.status[2].tolist()) <= {P, F, E}, t.detail[2].tolist()  # its output lost
+
+
+# --------------------------------------------------------------- the standard streams by path
+BY_PATH = {
+    "open('/dev/stdin')": "n = int(open('/dev/stdin').read().split()[0])\nprint(2 * n)\n",
+    "sys.stdin = open('/dev/stdin')": (
+        "import sys\nsys.stdin = open('/dev/stdin')\nprint(2 * int(input()))\n"
+    ),
+    "/dev/fd/0": "n = int(open('/dev/fd/0').read())\nprint(2 * n)\n",
+    "open('/dev/stdout', 'w')": (
+        "n = int(input())\nwith open('/dev/stdout', 'w') as out:\n    out.write(f'{2 * n}\\n')\n"
+    ),
+}
+
+
+def test_the_standard_streams_by_their_paths(sb):
+    """As an ordinary user bubblewrap's /dev held /dev/null alone: ``open('/dev/stdin')`` was
+    ERROR FileNotFoundError and ``open('/dev/stdout', 'w')`` ERROR OSError (CI's ordinary-user
+    run); as root ``--dev`` makes the links.  Now they are there on every path."""
+    t = sb.run(list(BY_PATH.values()), TESTS)
+    for k, (name, src) in enumerate(BY_PATH.items()):
+        assert [_oracle(src, x.stdin) for x in TESTS] == [(0, x.stdout) for x in TESTS], name
+        assert t.status[k].tolist() == [P, P, P], (name, t.detail[k].tolist())

@@ -251,8 +251,13 @@ def bwrap_args(
     # zygote makes /tmp 0555 once its directory of work directories is there (``_worker``).
     for h in hidden:
         args += ["--perms", "0555", "--tmpfs", h]
-    # The programs open nothing in /dev (reads are confined); the zygote opens /dev/null.
+    # The programs open nothing in /dev (reads are confined) but their standard streams, by
+    # the links ``--dev`` makes too (``open('/dev/stdin')``); the zygote opens /dev/null.
     dev = ["--dev", "/dev"] if root or nested else ["--dev-bind", "/dev/null", "/dev/null"]
+    if not (root or nested):
+        for k, name in enumerate(("stdin", "stdout", "stderr")):
+            dev += ["--symlink", f"/proc/self/fd/{k}", f"/dev/{name}"]
+        dev += ["--symlink", "/proc/self/fd", "/dev/fd"]
     return [*args, "--proc", "/proc", *dev, "--remount-ro", "/", "--chdir", "/tmp"]
 
 
