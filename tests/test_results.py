@@ -79,6 +79,7 @@ NOT_RESULTS = {
     "rewardkit.audit.config.AuditConfig": "a parsed configuration file",
     "rewardkit.audit.protocols.LevelReward": "a reward (configuration), not its output",
     "rewardkit.bioaudit.benchmark.Benchmark": "the loaded benchmark files (inputs)",
+    "rewardkit.sandbox.dataset.Problem": "a checked line of a problems file (input)",
     "rewardkit.bioaudit.defects.Mutation": "a defect operator (holds a callable)",
     "rewardkit.bioaudit.generator.GeneratorConfig": "a generator configuration",
     "rewardkit.envs.actions.ParsedAction": "an agent's parsed action, JSON-shaped by contract",

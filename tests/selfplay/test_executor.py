@@ -104,3 +104,23 @@ def test_both_executors_give_the_same_pass_table_and_hashes():
     assert not b.passed[2, 7] and not b.passed[0, 7]  # {1: 2.0} fails {1: 2}
     assert b.passed[3, 8]
     assert b.invalid_test[:, 9].all() and not b.invalid_test[:, :9].any()
+
+
+@pytest.mark.skipif(not have("rewardkit.sandbox"), reason="rewardkit.sandbox is not installed")
+def test_both_executors_take_a_solution_class_and_name_a_missing_entry_alike():
+    """LeetCode's form (a fresh Solution() per test, typing's names given), a program whose
+    import raises KeyError (its own error, not a missing entry point), and no entry at all."""
+    progs = [
+        "class Solution:\n    n = 0\n    def f(self, k: List[int]) -> int:\n"
+        "        self.n += 1\n        return self.n + k\n",
+        "{}['x']\ndef f(k):\n    return k\n",
+        "def g(k):\n    return k\n",
+    ]
+    tests = [TestCase("(0,)", "1"), TestCase("(1,)", "2")]
+    with SandboxExecutor(timeout_s=2.0, workers=1) as ex:
+        a = ex.run(progs, tests, entry_point="f")
+    b = TrustedExecutor().run(progs, tests, entry_point="f")
+    np.testing.assert_array_equal(b.passed, a.passed)
+    np.testing.assert_array_equal(b.output_hash, a.output_hash)
+    assert a.passed.tolist() == [[True, True], [False, False], [False, False]]
+    assert len({a.output_hash[1, 0], a.output_hash[2, 0]}) == 2  # KeyError ≠ missing entry

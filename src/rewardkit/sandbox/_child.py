@@ -388,7 +388,7 @@ def run_program(
     except MemoryError:
         return send(["X", "M", ""])
     except _NoEntry:
-        return send(["X", "E", f"missing entry point {entry} (nor a method of class Solution)"])
+        return send(["X", "E", MISSING_ENTRY.format(entry=entry)])
     except BaseException as e:
         return send(["X", "E", _name(e)])
     c0 = cpu_time()
@@ -424,6 +424,9 @@ def run_program(
         rec[2:2] = [perf() - t0, c1 - c0]
         c0 = c1
         send(rec)
+
+
+MISSING_ENTRY = "missing entry point {entry} (nor a method of class Solution)"
 
 
 def _entry(g: dict, entry: str) -> tuple[Any, Any]:

@@ -162,7 +162,7 @@ class TrustedExecutor:
         self, i: int, src: str, valid: list[int], inputs: list[str | None], entry: str
     ) -> list[tuple[int, int, str, float, str]]:
         """One program's cells, classified as ``rewardkit.sandbox._child.run_program`` does."""
-        from ..sandbox._child import TEXT_CAP
+        from ..sandbox._child import MISSING_ENTRY, TEXT_CAP, _entry, _NoEntry, _typing_names
         from ..sandbox._values import Unserialisable, canon, parse_literal
 
         def row_fails(kind: str, payload: str) -> list[tuple[int, int, str, float, str]]:
@@ -175,17 +175,19 @@ class TrustedExecutor:
         except Exception as e:  # SyntaxError, ValueError (null bytes), RecursionError
             return row_fails("S", type(e).__name__)
         g: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
+        if "Solution" in code.co_names:
+            g.update(_typing_names(code))
         random.seed(0)
         try:
             with _time_limit(self.timeout_s):
                 exec(code, g)
-                fn = g[entry]
+                fn, make = _entry(g, entry)
         except _Timeout:
             return row_fails("T", "")
         except MemoryError:
             return row_fails("M", "")
-        except KeyError:
-            return row_fails("E", f"missing entry point {entry}")
+        except _NoEntry:
+            return row_fails("E", MISSING_ENTRY.format(entry=entry))
         except (Exception, SystemExit) as e:
             return row_fails("E", type(e).__name__[:100])
         cells = []
@@ -195,7 +197,8 @@ class TrustedExecutor:
             t0 = time.perf_counter()
             try:
                 with _time_limit(self.timeout_s):
-                    text = canon(fn(*args))
+                    call = fn if make is None else getattr(make(), entry)  # a fresh Solution()
+                    text = canon(call(*args))
                 kind, payload = "V", text
                 if len(text) > TEXT_CAP:  # the sandbox sends a hash and compares it exactly
                     kind, payload = "H", hashlib.sha256(text.encode()).hexdigest()
