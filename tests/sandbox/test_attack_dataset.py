@@ -442,3 +442,82 @@ def test_many_problems_print_a_summary_not_a_row_each(tmp_path, capsys):
     )
     assert len(lines) == 2 + 3  # the summary, isolation, a line per reference failure
     assert lines[2] == "reference failure: problem 'p0', program 0, test 0: FAIL"
+
+
+# ----------------------------------------------------------------- Solution classes, attacked
+SOLUTIONS = {  # name: (program, statuses on f(1) == 2 and f(5) == 6)
+    "plain": ("class Solution:\n    def f(self, x):\n        return x + 1\n", "PP"),
+    "metaclass __call__ returns 42": (
+        "class M(type):\n    def __call__(cls, *a):\n        return 42\n"
+        "class Solution(metaclass=M):\n    def f(self, x):\n        return x + 1\n", "EE"),
+    "metaclass __getattr__": (
+        "class M(type):\n    def __getattr__(cls, n):\n        return lambda *a: 2\n"
+        "class Solution(metaclass=M):\n    pass\n", "EE"),
+    "instance __getattr__": (
+        "class Solution:\n    def __getattr__(self, n):\n        return lambda x: x + 1\n", "EE"),
+    "property named f": (
+        "class Solution:\n    @property\n    def f(self):\n        return lambda x: x + 1\n", "EE"),
+    "__init__ loops": (
+        "class Solution:\n    def __init__(self):\n        while True: pass\n"
+        "    def f(self, x):\n        return x + 1\n", "TT"),
+    "__init__ exits": (
+        "import sys\nclass Solution:\n    def __init__(self):\n        sys.exit(0)\n"
+        "    def f(self, x):\n        return x + 1\n", "EE"),
+    "__init__ os._exit": (
+        "import os\nclass Solution:\n    def __init__(self):\n        os._exit(0)\n"
+        "    def f(self, x):\n        return x + 1\n", "CC"),
+    "staticmethod": (
+        "class Solution:\n    @staticmethod\n    def f(x):\n        return x + 1\n", "PP"),
+    "classmethod": (
+        "class Solution:\n    @classmethod\n    def f(cls, x):\n        return x + 1\n", "PP"),
+    "under __main__": (
+        "if __name__ == '__main__':\n    class Solution:\n        def f(self, x):\n"
+        "            return x + 1\n", "EE"),
+    "under 'solution'": (
+        "if __name__ == 'solution':\n    class Solution:\n        def f(self, x):\n"
+        "            return x + 1\n", "PP"),
+    "class state carries": (
+        "class Solution:\n    calls = []\n    def f(self, x):\n        self.calls.append(x)\n"
+        "        return x + len(self.calls)\n", "PF"),
+    "instance state is fresh": (
+        "class Solution:\n    def __init__(self):\n        self.n = 0\n    def f(self, x):\n"
+        "        self.n += 1\n        return x + self.n\n", "PP"),
+    "__new__ returns 5": (
+        "class Solution:\n    def __new__(cls):\n        return 5\n    def f(self, x):\n"
+        "        return x + 1\n", "EE"),
+    "Solution is an instance": (
+        "class _S:\n    def f(self, x):\n        return x + 1\nSolution = _S()\n", "EE"),
+    "__init__ takes an argument": (
+        "class Solution:\n    def __init__(self, k):\n        pass\n    def f(self, x):\n"
+        "        return x + 1\n", "EE"),
+    "top-level f wins": (
+        "def f(x):\n    return x + 1\nclass Solution:\n    def f(self, x):\n        return 0\n",
+        "PP"),
+    "inherited f": (
+        "class Base:\n    def f(self, x):\n        return x + 1\nclass Solution(Base):\n    pass\n",
+        "PP"),
+    "an always-equal answer": (
+        "class E:\n    def __eq__(self, o):\n        return True\n"
+        "class Solution:\n    def f(self, x):\n        return E()\n", "FF"),
+    "an int subclass equal to all": (
+        "class I(int):\n    def __eq__(self, o):\n        return True\n"
+        "class Solution:\n    def f(self, x):\n        return I(0)\n", "FF"),
+    "__getattribute__ refuses": (
+        "class Solution:\n    def __getattribute__(self, n):\n        raise AttributeError(n)\n"
+        "    def f(self, x):\n        return x + 1\n", "EE"),
+}  # fmt: skip
+
+
+def test_solution_classes_of_every_shape_earn_what_leetcode_would_give_them_or_less():
+    """Each shape earns PASS only where LeetCode's ``Solution().f(...)`` gives the right
+    answer; no shape passes a wrong answer; an __init__ that loops or exits costs its own
+    tests only."""
+    names = list(SOLUTIONS)
+    with Sandbox(workers=2, timeout_s=0.5) as sb:
+        t = sb.run(
+            [SOLUTIONS[n][0] for n in names],
+            [TestCase.from_values([1], 2), TestCase.from_values([5], 6)],
+            entry_point="f",
+        )
+    got = {n: "".join(_status(s)[0] for s in row) for n, row in zip(names, t.status.tolist())}
+    assert got == {n: SOLUTIONS[n][1] for n in names}, t.detail
