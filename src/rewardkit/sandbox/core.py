@@ -198,7 +198,8 @@ class Sandbox:
         tables are those ``run`` gives problem by problem (``entry_point`` for them all).  One
         run per problem waits for its slowest program before the next starts, and leaves
         workers idle when a problem has fewer programs than there are workers; this does not.
-        A child holds its own problem's inputs only (``LocalPool.execute_groups``)."""
+        A child holds its own problem's inputs only (``LocalPool.execute_groups``).  The Ray
+        backend runs the problems one by one."""
         checked = [(_check_programs(p), _check_tests(t)) for p, t in problems]
         if not checked:
             return []
