@@ -184,3 +184,24 @@ def test_bad_run_arguments(sb):
 def test_empty_inputs(sb):
     assert sb.run([], TESTS, entry_point="add").shape == (0, 6)
     assert sb.run([ADD_OK], [], entry_point="add").shape == (1, 0)
+
+
+@pytest.mark.parametrize("isolation", ["strict", "basic"])
+def test_the_report_says_whether_the_standard_library_can_be_imported(isolation):
+    """``unreachable`` is empty exactly when a program can import a standard module the zygote
+    did not pre-import.  Basic isolation as root, with the interpreter under a private home
+    (pyenv under /root), reported [] while every such import failed."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # basic warns that it does not confine
+        box = Sandbox(workers=1, isolation=isolation)
+    with box:
+        unreachable = box.isolation_report()["unreachable"]
+        t = box.run(
+            ["import argparse, concurrent.futures\ndef f():\n    return 1\n"],
+            [TestCase("()", "1")],
+            entry_point="f",
+        )
+    imported = bool(t.passed[0, 0])
+    assert imported == (not unreachable), (unreachable, t.detail.tolist())

@@ -386,7 +386,10 @@ class Zygote:
                 canary = self.cfg.get("canary", "")
                 out["hidden"] = bool(canary) and not _readable(canary)
                 out["landlock"] = not _readable("/", listing=True)
-                out["unreachable"] = [p for p in self.cfg["read"] if not _exists(p)]
+                # Unconfined (basic) reads list nothing: the interpreter's standard library
+                # is checked then (a dropped uid below a private home imports only PRELOAD).
+                paths = self.cfg["read"] or [os.path.dirname(os.__file__)]
+                out["unreachable"] = [p for p in paths if not _exists(p)]
                 try:
                     os.mkdir("rk-probe")
                     out["mkdir_refused"] = False
