@@ -548,12 +548,13 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
                 if rnd is not None:
                     rnd.seed(0)
                 script = {"__name__": "__main__", "__builtins__": names}
+                earlier = _threads(modules)  # left by earlier tests: not this test's to wait for
                 try:
                     exec(code, script)
                 except SystemExit as e:
                     if e.code not in (None, 0):
                         raise
-                _at_exit(modules, me, t0 + budget, script)
+                _at_exit(modules, me, t0 + budget, script, earlier)
             finally:
                 if os.getpid() != me:  # a child the script forked came back here: it leaves
                     leave(0)
@@ -616,7 +617,13 @@ def _clear_exits() -> None:
     atexit._clear()
 
 
-def _at_exit(modules: dict, me: int, deadline: float, script: dict) -> None:
+def _threads(modules: dict) -> set:
+    """The threads alive now (none when the program never imported ``threading``)."""
+    threading = modules.get("threading")
+    return set() if threading is None else set(threading.enumerate())
+
+
+def _at_exit(modules: dict, me: int, deadline: float, script: dict, earlier: set) -> None:
     """What the interpreter does when a script ends, within the test's budget: shut down the
     thread pools it left open and wait for the threads it started (the deep-recursion idiom
     runs ``main`` in a thread with a large stack),
@@ -624,7 +631,8 @@ def _at_exit(modules: dict, me: int, deadline: float, script: dict) -> None:
     ``sys.stdout``, then clear the script's globals as the interpreter clears
     ``__main__`` (``_clear_main``).  ``atexit`` and finalisers swallow every exception, the
     budget's too: past the ``deadline`` (on the clock of ``time.perf_counter``) this raises it
-    again."""
+    again.  A thread an earlier test started and never ended (that test was TIMEOUT) would not
+    exist in a fresh interpreter: it is not waited for again (``earlier``)."""
     if os.getpid() != me:
         return
     pool = modules.get("concurrent.futures.thread")
@@ -635,7 +643,7 @@ def _at_exit(modules: dict, me: int, deadline: float, script: dict) -> None:
     if threading is not None:
         main = threading.main_thread()
         for t in threading.enumerate():
-            if t is not main and not t.daemon:
+            if t is not main and not t.daemon and t not in earlier:
                 t.join()
     import atexit
 
