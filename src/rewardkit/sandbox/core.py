@@ -177,8 +177,12 @@ class Sandbox:
             else:
                 assert self._ray is not None
                 cells = self._ray.execute(programs, prep.inputs, entry)
+        return self._table(len(programs), prep, cells)
+
+    def _table(self, m: int, prep: Any, cells: Sequence) -> ExecutionTable:
+        """The (m, K) table of these raw cells, with this sandbox's settings."""
         return build_table(
-            len(programs),
+            m,
             prep,
             cells,
             isolation=self.isolation,
@@ -221,15 +225,7 @@ class Sandbox:
             k = bisect.bisect_right(first_rows, row) - 1
             own[k].append((row - first_rows[k], *rest))
         return [
-            build_table(
-                len(progs),
-                prep,
-                mine,
-                isolation=self.isolation,
-                timeout_s=self.timeout_s,
-                memory_mb=self.memory_mb,
-                backend=self.backend,
-            )
+            self._table(len(progs), prep, mine)
             for (progs, _), prep, mine in zip(checked, preps, own)
         ]
 

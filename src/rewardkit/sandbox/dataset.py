@@ -90,24 +90,21 @@ class DatasetResult(JsonMixin):
 
 def load_problems(path: str | Path) -> list[Problem]:
     """Read and check the whole file (module docstring); InputError names file, line, field."""
-    problems: list[Problem] = read_jsonl(path, _problem)  # type: ignore[assignment]
-    seen: dict[str, int] = {}
-    for k, p in enumerate(problems):
+    seen: dict[str, int] = {}  # id -> the problem's number, 1-based
+
+    def unique(obj: dict[str, Any], where: str, line: int) -> Problem:
+        p = _problem(obj, where, line)
         if p.id in seen:
             raise InputError(
-                f"{p.id!r:.60} is the id of problem {seen[p.id] + 1} too (ids are unique)",
-                path=str(path),
-                line=_line_of(path, k),
+                f"{p.id!r:.60} is the id of problem {seen[p.id]} too (ids are unique)",
+                path=where,
+                line=line,
                 field="id",
             )
-        seen[p.id] = k
-    return problems
+        seen[p.id] = len(seen) + 1
+        return p
 
-
-def _line_of(path: str | Path, k: int) -> int:
-    """The line of the k-th record (blank lines are skipped when reading)."""
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    return [n for n, line in enumerate(lines, start=1) if line.strip()][k]
+    return read_jsonl(path, unique)  # type: ignore[return-value]
 
 
 def _problem(obj: dict[str, Any], path: str, line: int) -> Problem:
