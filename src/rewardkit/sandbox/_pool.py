@@ -31,7 +31,7 @@ __all__ = ["LEVEL_ORDER", "LocalPool"]
 WORKER = Path(__file__).with_name("_worker.py")
 LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "pid-reset", "proc-pids", "ipc-ns",
                "net-ns", "bwrap", "reads-confined", "write-cap", "fresh-tmpfs", "file-cap",
-               "landlock", "seccomp-allowlist")  # fmt: skip
+               "landlock", "seccomp-allowlist", "cpu-pin")  # fmt: skip
 # What "strict" must verify in every worker before it runs anything.
 STRICT_NEEDS = {"bwrap": ("pid-ns", "ipc-ns", "net-ns", "reads-confined", "seccomp-allowlist"),
                 "landlock": ("landlock", "reads-confined", "seccomp-allowlist")}  # fmt: skip
@@ -319,6 +319,7 @@ class LocalPool:
             "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
         self.prefix = self.plan.worker_command()
+        self.cpus = sorted(os.sched_getaffinity(0))
         # Silence longer than this from a busy worker means the worker itself is stuck.
         self.stall_s = 3 * (timeout_s + 0.25 + 0.25 * timeout_s) + 10.0
         self.workers: list[_Worker] = []
@@ -326,9 +327,16 @@ class LocalPool:
         self._start()
 
     def _worker_cfg(self, slot: int) -> dict:
-        if self.cfg["uid"] is None:
-            return self.cfg
-        return {**self.cfg, "uid": worker_uid(os.getpid(), slot)}
+        # Each worker on cores of its own: the cores this process may use dealt out to the
+        # workers (one each by default; every n-th with fewer workers than cores, so that two
+        # sandboxes on one host still use every core).  A program's threads then burn its
+        # worker's cores alone, never the other workers' (goal b).
+        cpus = self.cpus
+        mine = cpus[slot :: self.n] if slot < len(cpus) else [cpus[slot % len(cpus)]]
+        cfg = {**self.cfg, "cpus": mine}
+        if cfg["uid"] is not None:
+            cfg["uid"] = worker_uid(os.getpid(), slot)
+        return cfg
 
     def _spawn(self, n: int = 1, first: int = 0) -> list[_Worker]:
         """Start ``n`` workers; a start that fails (the worker died before or during its

@@ -201,6 +201,11 @@ class Zygote:
         cfg = self.cfg
         if self.libc is not None:
             self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come back to us
+        # This worker's cores: every child inherits them and cannot leave them (the allow-list
+        # refuses sched_setaffinity), so a program's threads cannot take the other workers'.
+        if cfg.get("cpus"):
+            with suppress(OSError):
+                os.sched_setaffinity(0, cfg["cpus"])
         # Programs get a fresh directory each inside this one (emptied after every program).
         self.base = _mkdtemp()
         if cfg.get("private_tmp"):  # bubblewrap's /tmp, as an ordinary user the programs' own:
@@ -304,6 +309,8 @@ class Zygote:
             levels.append("landlock")
         if cfg["bpf"] and probe.get("fork_blocked") and probe.get("io_uring_blocked"):
             levels.append("seccomp-allowlist")
+        if cfg.get("cpus") and probe.get("cpus") == cfg["cpus"] and probe.get("pin_fixed"):
+            levels.append("cpu-pin")
         if self.files is not None and self.ruleset >= 0 and probe.get("mkdir_refused"):
             levels.append("file-cap")
         elif self.files is not None:  # not verified: not enforced either
@@ -396,6 +403,14 @@ class Zygote:
                 except OSError:
                     out["mkdir_refused"] = True
                 out["proc_counters"] = _readable("/proc/stat") or _readable("/proc/vmstat")
+                out["cpus"] = sorted(os.sched_getaffinity(0))
+                try:  # a program cannot leave its worker's cores
+                    os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+                    out["pin_fixed"] = False
+                except PermissionError:
+                    out["pin_fixed"] = True
+                except OSError:
+                    out["pin_fixed"] = False
                 out["not_importable"] = _not_importable(PRELOAD)
                 write_all(fd, json.dumps(out).encode())
             except BaseException as e:
