@@ -25,7 +25,7 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._filter import ALLOWED, build_allowlist_bpf
+from ._filter import ALLOWED, CONDITIONAL, build_allowlist_bpf
 from ._landlock import abi as landlock_abi
 
 __all__ = ["INSTALL_HINT", "Plan", "bwrap_args", "find_bwrap", "plan", "readable_paths"]
@@ -75,7 +75,9 @@ class Plan:
             if self.bwrap is None
             else {"path": self.bwrap, "source": self.bwrap_source, "version": self.bwrap_version},
             "landlock_abi": self.landlock_abi,
-            "seccomp": f"allow-list of {len(ALLOWED)} system calls" if self.bpf else None,
+            "seccomp": f"allow-list of {len(ALLOWED) + len(CONDITIONAL)} system calls"
+            if self.bpf
+            else None,
             "uid": "one per worker (dropped from root)" if self.root else f"{self.uid} (not root)",
             "readable": list(self.read),
             "hidden": list(self.hidden),

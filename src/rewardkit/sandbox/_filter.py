@@ -15,25 +15,34 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import struct
 
-__all__ = ["ALLOWED", "PID_PLACEHOLDER", "build_allowlist_bpf", "patch_pid", "pid_offsets"]
+__all__ = [
+    "ALLOWED",
+    "CONDITIONAL",
+    "NO_OPS",
+    "PID_PLACEHOLDER",
+    "build_allowlist_bpf",
+    "patch_pid",
+    "pid_offsets",
+]
 
 # x86_64 and aarch64 names; a name the running architecture lacks is skipped.
 ALLOWED = (
     # files, confined by bubblewrap / Landlock to the readable paths and the work directory
     "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
-    "pwritev2", "lseek", "close", "open", "openat", "openat2", "creat", "stat", "fstat", "lstat",
+    "pwritev2", "lseek", "close", "creat", "stat", "fstat", "lstat",
     "newfstatat", "statx", "fstatfs", "statfs", "access", "faccessat", "faccessat2", "readlink",
     "readlinkat", "getcwd", "chdir", "fchdir", "getdents", "getdents64", "mkdir", "mkdirat",
     "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
-    "symlinkat", "truncate", "ftruncate", "fsync", "fdatasync", "fadvise64", "fcntl", "flock",
+    "symlinkat", "truncate", "ftruncate", "flock",
     "dup", "dup2", "dup3", "pipe", "pipe2", "sendfile", "copy_file_range", "umask",
     # its own fds only; glibc's closefrom (os.closerange in Python 3.13) aborts the process
     # when close_range fails and /proc/self/fd cannot be listed
     "close_range",
     # memory
-    "mmap", "munmap", "mprotect", "mremap", "madvise", "brk", "msync", "mincore",
+    "mmap", "munmap", "mprotect", "mremap", "brk", "mincore",
     # signals and time (signals to others: see the argument rules below)
     "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait",
     "rt_sigsuspend", "sigaltstack", "pause", "alarm", "setitimer", "getitimer", "nanosleep",
@@ -54,6 +63,20 @@ IOCTLS = (0x5401, 0x541B, 0x5421, 0x5450, 0x5451)  # TCGETS, FIONREAD, FIONBIO, 
 CLONE_THREAD = 0x0001_0000
 STATX_MNT_ID_UNIQUE = 0x4000  # Linux 6.8: a mount id never reused, counting the host's mounts
 CLONE_NEW_ANY = 0x7E02_0080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
+# Work a program could have the host's disk do, whose interrupts the kernel takes on whatever
+# core the device's interrupt goes to — another worker's, which its pin cannot protect
+# (``cpu-pin``; test_attack_cpu.py).  A program writes only to its tmpfs work directory, so
+# none of these has a use there: they answer 0 and do nothing (flushing a read-only host file
+# sent the disk a flush request each; fadvise could drop cached pages to be read again).
+NO_OPS = ("fsync", "fdatasync", "msync", "fadvise64")
+# Opening with O_DIRECT (each read a request to the device) or O_SYNC / O_DSYNC answers EINVAL,
+# as on a file system without them, and so does setting O_DIRECT later (fcntl F_SETFL);
+# openat2 hides its flags from the filter and answers ENOSYS (Python and glibc never need it).
+O_DIRECT = getattr(os, "O_DIRECT", 0x4000)
+O_DIRECT_OR_SYNC = O_DIRECT | getattr(os, "O_DSYNC", 0x1000)  # O_SYNC holds the O_DSYNC bit
+F_SETFL = 4
+MADV_PAGEOUT = 21  # reclaims a file's cached pages, to be read from the disk again
+CONDITIONAL = ("open", "openat", "fcntl", "madvise")  # allowed but for the arguments above
 
 
 def build_allowlist_bpf() -> str:
@@ -82,6 +105,19 @@ def build_allowlist_bpf() -> str:
             _try(f.add_rule, sc.ALLOW, name, sc.Arg(0, sc.EQ, pid))
     for request in IOCTLS:
         _try(f.add_rule, sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
+    for name in NO_OPS:
+        _try(f.add_rule, sc.ERRNO(0), name)
+    for name, flags_arg in (("open", 1), ("openat", 2)):
+        _try(f.add_rule, sc.ALLOW, name, sc.Arg(flags_arg, sc.MASKED_EQ, O_DIRECT_OR_SYNC, 0))
+        for bit in _bits(O_DIRECT_OR_SYNC):
+            bad = sc.Arg(flags_arg, sc.MASKED_EQ, bit, bit)
+            _try(f.add_rule, sc.ERRNO(errno.EINVAL), name, bad)
+    _try(f.add_rule, sc.ERRNO(errno.ENOSYS), "openat2")
+    setfl = sc.Arg(1, sc.EQ, F_SETFL)
+    f.add_rule(sc.ALLOW, "fcntl", sc.Arg(1, sc.NE, F_SETFL))
+    f.add_rule(sc.ALLOW, "fcntl", setfl, sc.Arg(2, sc.MASKED_EQ, O_DIRECT, 0))
+    f.add_rule(sc.ERRNO(errno.EINVAL), "fcntl", setfl, sc.Arg(2, sc.MASKED_EQ, O_DIRECT, O_DIRECT))
+    f.add_rule(sc.ALLOW, "madvise", sc.Arg(2, sc.NE, MADV_PAGEOUT))
     thread_only = CLONE_THREAD | CLONE_NEW_ANY
     f.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, thread_only, CLONE_THREAD))
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
@@ -92,6 +128,10 @@ def build_allowlist_bpf() -> str:
     if struct.pack("<I", PID_PLACEHOLDER) not in bpf:
         raise OSError("the seccomp filter lost its pid placeholder")
     return bpf.hex()
+
+
+def _bits(mask: int) -> list[int]:
+    return [1 << k for k in range(mask.bit_length()) if mask >> k & 1]
 
 
 def _try(add: object, *args: object) -> None:
