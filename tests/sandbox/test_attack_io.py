@@ -51,6 +51,13 @@ def run(body, threads):
     for t in ts:
         t.join()
     return [STATS["calls"], STATS["err"]]
+SIZE = os.stat(PATH).st_size
+def read_block(fd):  # one 4 KiB block at a random offset (page-aligned buffer, for O_DIRECT)
+    buf = mmap.mmap(-1, 4096)
+    try:
+        os.preadv(fd, [buf], random.randrange(max(SIZE // 4096 - 1, 1)) * 4096)
+    finally:
+        os.close(fd)
 """
 ATTACKS = {
     "fsync of a read-only host file": _HEAD
@@ -68,31 +75,18 @@ def f(x):
 """,
     "O_DIRECT reads of 4 KiB blocks": _HEAD
     + """
-SIZE = os.stat(PATH).st_size
 def f(x):
-    def read():
-        fd = os.open(PATH, os.O_RDONLY | os.O_DIRECT)
-        buf = mmap.mmap(-1, 4096)
-        try:
-            os.preadv(fd, [buf], random.randrange(max(SIZE // 4096 - 1, 1)) * 4096)
-        finally:
-            os.close(fd)
-    return run(read, 8)
+    return run(lambda: read_block(os.open(PATH, os.O_RDONLY | os.O_DIRECT)), 8)
 """,
     "O_DIRECT set later with fcntl": _HEAD
     + """
 import fcntl
-SIZE = os.stat(PATH).st_size
+def opened():
+    fd = os.open(PATH, os.O_RDONLY)
+    fcntl.fcntl(fd, fcntl.F_SETFL, os.O_DIRECT)
+    return fd
 def f(x):
-    def read():
-        fd = os.open(PATH, os.O_RDONLY)
-        fcntl.fcntl(fd, fcntl.F_SETFL, os.O_DIRECT)
-        buf = mmap.mmap(-1, 4096)
-        try:
-            os.preadv(fd, [buf], random.randrange(max(SIZE // 4096 - 1, 1)) * 4096)
-        finally:
-            os.close(fd)
-    return run(read, 8)
+    return run(lambda: read_block(opened()), 8)
 """,
     "cached pages dropped (fadvise) and read again": _HEAD
     + """
