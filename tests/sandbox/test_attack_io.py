@@ -144,7 +144,9 @@ def _run(box: Sandbox, src: str) -> tuple[list, int]:
     return ast.literal_eval(payload), requests
 
 
-@pytest.mark.parametrize("path", ["strict_default", "strict_landlock", "nonroot_default"])
+@pytest.mark.parametrize(
+    "path", ["strict_default", "strict_landlock", "nonroot_default", "nonroot_landlock"]
+)
 def test_a_program_cannot_make_the_disk_work_for_it(path):
     with _box(path, timeout_s=5.0, memory_mb=512, workers=1) as box:
         got = {name: _run(box, src) for name, src in ATTACKS.items()}
