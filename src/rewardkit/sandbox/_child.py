@@ -524,6 +524,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
         raise _ScriptExit
 
     os._exit = script_exit  # type: ignore[assignment]
+    _track_threads()
     for k, i in enumerate(idxs):
         stdin_text, mode = inputs[i]
         t0, c0 = perf(), cpu_time()
@@ -645,6 +646,7 @@ def _at_exit(modules: dict, me: int, deadline: float, script: dict, earlier: set
         for t in threading.enumerate():
             if t is not main and not t.daemon and t not in earlier:
                 t.join()
+    _left_the_kernel(deadline)
     import atexit
 
     atexit._run_exitfuncs()
@@ -653,6 +655,62 @@ def _at_exit(modules: dict, me: int, deadline: float, script: dict, earlier: set
     _clear_main(script)
     if time.perf_counter() > deadline:
         raise _Budget
+
+
+try:  # opened once, in the zygote (glibc 2.30+ has tgkill)
+    _TGKILL = getattr(ctypes.CDLL(None, use_errno=True), "tgkill", None)
+except OSError:
+    _TGKILL = None
+_ENDED: list = []  # native ids of the program's threads whose function has returned
+
+
+def _track_threads() -> None:
+    """Every thread the program starts (``threading`` or ``_thread``) notes its native id in
+    ``_ENDED`` as its function returns, for ``_left_the_kernel``.  Done in the child before the
+    script runs; a ``threading`` the zygote preloaded has its own reference replaced too."""
+    import _thread  # built in
+
+    ended, native_id = _ENDED, _thread.get_native_id
+
+    def tracked(start: Callable) -> Callable:
+        def start_thread(function: Callable, *args: Any, **kwargs: Any) -> Any:
+            def run(*a: Any, **k: Any) -> Any:
+                try:
+                    return function(*a, **k)
+                finally:
+                    ended.append(native_id())
+
+            return start(run, *args, **kwargs)
+
+        return start_thread
+
+    threading = sys.modules.get("threading")
+    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
+        start = getattr(_thread, name, None)
+        if start is None:
+            continue
+        setattr(_thread, name, tracked(start))
+        if threading is not None and getattr(threading, "_" + name, None) is start:
+            setattr(threading, "_" + name, getattr(_thread, name))
+
+
+def _left_the_kernel(deadline: float) -> None:
+    """Yield this core until the threads whose function returned have left the kernel.  A
+    thread's Python work ends (``join`` returns, ``threading`` forgets it) before the thread
+    itself exits, and glibc reuses or frees its stack only after that: the deep-recursion
+    idiom's 256 MiB stack was still held when the next test started its thread, which then
+    found no room under ``memory_mb=512`` (RuntimeError: can't start new thread; in most runs of
+    twelve such tests, more often on one core: ``test_attack_stdout``).  ``tgkill(pid, tid, 0)``
+    answers ESRCH once a thread is gone (on the program itself: allowed).  A thread still in its
+    function is not waited for here."""
+    tgkill = _TGKILL
+    if not _ENDED or tgkill is None:
+        return
+    pid = os.getpid()
+    while _ENDED:
+        tid = _ENDED.pop()
+        while tgkill(pid, tid, 0) == 0 and time.perf_counter() < deadline:
+            os.sched_yield()
 
 
 def _clear_main(main: dict) -> None:
