@@ -24,13 +24,18 @@ pytestmark = pytest.mark.skipif(
 )
 
 # Threads that compress in C (zlib releases the GIL, so each can hold a core), then the
-# program tries to leave its core, and measures how many cores it got over 0.4 s.
+# program tries to leave its core, and measures how many cores it got over 0.4 s, and on which
+# cores its threads ran (``sched_getcpu``).  Both depend on what else the host runs; the cores
+# it may run on (its affinity) do not.
 HOG = """
-import os, random, threading, time, zlib
+import ctypes, os, random, threading, time, zlib
 buf = random.randbytes(1 << 19)
+getcpu = ctypes.CDLL(None).sched_getcpu
+seen = set()
 def burn():
     while True:
         zlib.compress(buf, 6)
+        seen.add(getcpu())
 threads = []
 for _ in range(6):
     try:
@@ -40,6 +45,7 @@ for _ in range(6):
     except RuntimeError:
         break
 def f(x):
+    allowed = len(os.sched_getaffinity(0))
     try:
         os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
         left = True
@@ -48,17 +54,18 @@ def f(x):
     c0, t0 = time.process_time(), time.perf_counter()
     time.sleep(0.4)
     cores = (time.process_time() - c0) / (time.perf_counter() - t0)
-    return [len(threads), left, round(cores, 2)]
+    return [len(threads), left, round(cores, 2), sorted(seen), allowed]
 """
 
 
-def _hog(box: Sandbox) -> tuple[int, bool, float]:
-    """What the hog reported: threads started, whether it left its core, cores it used."""
+def _hog(box: Sandbox) -> tuple[int, bool, float, list[int], int]:
+    """What the hog reported: threads started, whether it left its core, cores it used, the
+    cores its threads were seen on, the number of cores it may run on."""
     cells = box._pool.execute([HOG], [0], ["(0,)"], "f")  # type: ignore[union-attr]
     (_, _, kind, _, payload), *_ = cells
     assert kind == "V", cells
-    threads, left, cores = ast.literal_eval(payload)
-    return threads, left, cores
+    threads, left, cores, seen, allowed = ast.literal_eval(payload)
+    return threads, left, cores, seen, allowed
 
 
 @pytest.mark.parametrize(
@@ -68,10 +75,12 @@ def test_a_programs_threads_get_one_core_and_cannot_leave_it(path):
     workers = len(os.sched_getaffinity(0))  # the default: one worker, and one core, each
     with _box(path, timeout_s=2.0, memory_mb=512, workers=workers) as box:
         assert "cpu-pin" in box.isolation, box.isolation
-        threads, left, cores = _hog(box)
+        threads, left, cores, seen, allowed = _hog(box)
     assert threads >= 4, threads  # the attack really ran: several threads burning C code
     assert not left
+    assert allowed == 1, allowed
     assert cores <= 1.1, cores  # one core, however many threads
+    assert len(seen) == 1, seen
 
 
 def test_the_cores_are_dealt_out_so_that_every_core_is_used():
@@ -91,9 +100,12 @@ def test_the_cores_are_dealt_out_so_that_every_core_is_used():
 
 
 def test_without_the_pin_the_same_program_takes_the_other_workers_core(monkeypatch):
-    """Removed (no core given to the workers): the same threads burn both cores while the
-    other worker is idle, and the other worker's programs compete for theirs (measured: honest
-    programs 60 % slower beside it with the host's autogroups off, docs/sandbox.md)."""
+    """Removed (no core given to the workers): the same threads run on every core, the other
+    worker's too, whose programs then compete for theirs (measured: honest programs 60 % slower
+    beside it with the host's autogroups off, docs/sandbox.md).  How much of the other core
+    they get depends on what else the host runs (on an idle machine 1.99 cores; beside the test
+    suite on the other core, sometimes one core only): asserted is that nothing keeps them from
+    it."""
     kept = _pool.LocalPool._worker_cfg
 
     def unpinned(self, slot):
@@ -104,9 +116,9 @@ def test_without_the_pin_the_same_program_takes_the_other_workers_core(monkeypat
     monkeypatch.setattr(_pool.LocalPool, "_worker_cfg", unpinned)
     with Sandbox(timeout_s=2.0, memory_mb=512) as box:
         assert "cpu-pin" not in box.isolation, box.isolation
-        threads, _, cores = _hog(box)
+        threads, _, cores, seen, allowed = _hog(box)
     assert threads >= 4, threads
-    assert cores > 1.3, cores
+    assert allowed == len(os.sched_getaffinity(0)) >= 2, (allowed, seen, cores)
 
 
 # Imports nothing beyond os (basic's dropped uid may reach only the pre-imported modules).
