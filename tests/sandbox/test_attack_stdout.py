@@ -151,23 +151,26 @@ def test_a_thread_stack_of_one_test_is_free_for_the_next_tests_thread(pad):
     that thread has left the kernel, and glibc frees or reuses its stack only after: the next
     thread often started first and found no room (RuntimeError: can't start new thread, ERROR
     from then on).  The child now waits for the ended threads to leave
-    (``_child._left_the_kernel``), also one the script never joined (it waits on an event, the
-    second program).  Without the wait these failed in 6 runs of 6 with ``cpu-pin`` and in 5 of
-    6 without it."""
+    (``_child._left_the_kernel``) before each test, also one the script never joined (it
+    waits on an event, the second program) and one whose test ended in an exception (the third
+    raises on odd n, after its thread's end).  Without the wait the first two failed in 6 runs
+    of 6 with ``cpu-pin`` and in 5 of 6 without it; with it only after a script that ended
+    normally, the third failed in 6 of 6."""
     head = (
         "import sys, threading\nsys.setrecursionlimit(10 ** 6)\n"
-        "threading.stack_size(2 ** 28)\ndone = threading.Event()\n"
+        "threading.stack_size(2 ** 28)\ndone = threading.Event()\nn = []\n"
         "def depth(k):\n    return 0 if k == 0 else 1 + depth(k - 1)\n"
-        "def main():\n    n = int(sys.stdin.readline())\n"
-        "    print(2 * n + depth(5000) - 5000)\n    done.set()\n"
+        "def main():\n    n.append(int(sys.stdin.readline()))\n"
+        "    print(2 * n[0] + depth(5000) - 5000)\n    done.set()\n"
         "t = threading.Thread(target=main)\nt.start()\n"
     )
     joins, waits = head + "t.join()\n", head + "done.wait()\n"
+    raises = joins + "if n[0] % 2:\n    raise ValueError(n[0])\n"
     extra = "1 " * pad
     tests = [StdioTest(f"{n}\n{extra}\n", f"{2 * n}\n") for n in range(1, 13)]
     with _sandbox("strict", timeout_s=5.0, memory_mb=512) as box:
-        t = box.run([joins, waits], tests)
-    assert (t.status == P).all(), t.detail.tolist()
+        t = box.run([joins, waits, raises], tests)
+    assert t.status.tolist() == [[P] * 12] * 2 + [[E, P] * 6], t.detail.tolist()
 
 
 def test_fd_1_made_non_blocking_by_one_test_blocks_again_in_the_next(sb):

@@ -548,6 +548,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
                 rnd = modules.get("random")
                 if rnd is not None:
                     rnd.seed(0)
+                _left_the_kernel(t0 + budget)  # however the previous test ended
                 script = {"__name__": "__main__", "__builtins__": names}
                 earlier = _threads(modules)  # left by earlier tests: not this test's to wait for
                 try:
@@ -646,7 +647,6 @@ def _at_exit(modules: dict, me: int, deadline: float, script: dict, earlier: set
         for t in threading.enumerate():
             if t is not main and not t.daemon and t not in earlier:
                 t.join()
-    _left_the_kernel(deadline)
     import atexit
 
     atexit._run_exitfuncs()
@@ -695,14 +695,15 @@ def _track_threads() -> None:
 
 
 def _left_the_kernel(deadline: float) -> None:
-    """Yield this core until the threads whose function returned have left the kernel.  A
-    thread's Python work ends (``join`` returns, ``threading`` forgets it) before the thread
-    itself exits, and glibc reuses or frees its stack only after that: the deep-recursion
-    idiom's 256 MiB stack was still held when the next test started its thread, which then
-    found no room under ``memory_mb=512`` (RuntimeError: can't start new thread; in most runs of
-    twelve such tests, more often on one core: ``test_attack_stdout``).  ``tgkill(pid, tid, 0)``
-    answers ESRCH once a thread is gone (on the program itself: allowed).  A thread still in its
-    function is not waited for here."""
+    """Before a test: yield this core until the threads whose function returned have left the
+    kernel.  A thread's Python work ends (``join`` returns, ``threading`` forgets it) before
+    the thread itself exits, and glibc reuses or frees its stack only after that: the
+    deep-recursion idiom's 256 MiB stack was still held when the next test started its thread,
+    which then found no room under ``memory_mb=512`` (RuntimeError: can't start new thread; in
+    most runs of twelve such tests, more often on one core: ``test_attack_stdout``).
+    ``tgkill(pid, tid, 0)`` answers ESRCH once a thread is gone (on the program itself:
+    allowed).  A thread still in its function is not waited for; nor, past the test's budget,
+    any (its alarm then ends the test)."""
     tgkill = _TGKILL
     if not _ENDED or tgkill is None:
         return
