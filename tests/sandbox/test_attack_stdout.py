@@ -19,7 +19,7 @@ from functools import cache
 
 import pytest
 
-from rewardkit.sandbox import Sandbox, Status, StdioTest
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase
 
 from .test_stdout_capture import FASTIO
 
@@ -171,6 +171,27 @@ def test_a_thread_stack_of_one_test_is_free_for_the_next_tests_thread(pad):
     with _sandbox("strict", timeout_s=5.0, memory_mb=512) as box:
         t = box.run([joins, waits, raises], tests)
     assert t.status.tolist() == [[P] * 12] * 2 + [[E, P] * 6], t.detail.tolist()
+
+
+def test_the_same_for_a_function_that_runs_in_a_large_stack_thread():
+    """Function-call tests share a process as a script's tests do: a function that runs its
+    work in a 256 MiB thread (the idiom inside ``f``), twelve calls in a row, and one that
+    raises on odd n after its thread's end.  Without the wait before each call: ERROR from the
+    second call on, in 3 runs of 3."""
+    prog = (
+        "import sys, threading\nsys.setrecursionlimit(10 ** 6)\nthreading.stack_size(2 ** 28)\n"
+        "def depth(k):\n    return 0 if k == 0 else 1 + depth(k - 1)\n"
+        "def f(n):\n    out = []\n"
+        "    t = threading.Thread(target=lambda: out.append(2 * n + depth(5000) - 5000))\n"
+        "    t.start()\n    t.join()\n    return out[0]\n"
+        "def g(n):\n    v = f(n)\n    if n % 2:\n        raise ValueError(n)\n    return v\n"
+    )
+    tests = [TestCase(f"({n},)", f"{2 * n}") for n in range(1, 13)]
+    with _sandbox("strict", timeout_s=5.0, memory_mb=512) as box:
+        plain = box.run([prog, prog], tests, entry_point="f")
+        raising = box.run([prog], tests, entry_point="g")
+    assert (plain.status == P).all(), plain.detail.tolist()
+    assert raising.status.tolist() == [[E, P] * 6], raising.detail.tolist()
 
 
 def test_fd_1_made_non_blocking_by_one_test_blocks_again_in_the_next(sb):

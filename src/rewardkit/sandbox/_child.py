@@ -374,6 +374,7 @@ def run_program(
     if "Solution" in code.co_names:
         g.update(_typing_names(code))
     _seed_random(src)
+    _track_threads()
     armed = _ARMED
     try:
         try:
@@ -404,6 +405,7 @@ def run_program(
                 rnd = modules.get("random")
                 if rnd is not None:
                     rnd.seed(0)
+                _left_the_kernel(t0 + budget)
                 if make is not None:  # LeetCode's form: a fresh Solution() for each test
                     fn = getattr(make(), entry)
                 text = canon(fn(*args))
@@ -667,7 +669,7 @@ _ENDED: list = []  # native ids of the program's threads whose function has retu
 def _track_threads() -> None:
     """Every thread the program starts (``threading`` or ``_thread``) notes its native id in
     ``_ENDED`` as its function returns, for ``_left_the_kernel``.  Done in the child before the
-    script runs; a ``threading`` the zygote preloaded has its own reference replaced too."""
+    program runs; a ``threading`` the zygote preloaded has its own reference replaced too."""
     import _thread  # built in
 
     ended, native_id = _ENDED, _thread.get_native_id
