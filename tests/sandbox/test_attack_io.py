@@ -22,7 +22,7 @@ import platform
 
 import pytest
 
-from rewardkit.sandbox import Sandbox, _filter
+from rewardkit.sandbox import Sandbox, _filter, _pool
 
 from .test_attack_v2 import _box
 
@@ -34,6 +34,7 @@ pytestmark = pytest.mark.skipif(
 _HEAD = """
 import errno, mmap, os, random, threading, time
 PATH = os.__file__
+COLD = os.path.join(os.path.dirname(os.__file__), "pydoc_data", "topics.py")
 STATS = {"calls": 0, "err": None}
 def run(body, threads):
     def loop():
@@ -116,22 +117,57 @@ def f(x):
         m[0]
     return run(out_and_in, 4)
 """,
+    "reads that drop what they brought in (RWF_DONTCACHE)": _HEAD
+    + """
+def f(x):
+    fd = os.open(COLD, os.O_RDONLY)
+    buf = bytearray(65536)
+    return run(lambda: os.preadv(fd, [buf], 0, 0x80), 8)
+""",
+    "synchronous writes (RWF_DSYNC, RWF_SYNC) in the work directory": _HEAD
+    + """
+def f(x):
+    fd = os.open("w.bin", os.O_WRONLY | os.O_CREAT, 0o600)
+    return run(lambda: os.pwritev(fd, [b"x" * 4096], 0, os.RWF_DSYNC | os.RWF_SYNC), 4)
+""",
+    "a file rewritten (O_TRUNC), truncated and renamed over": _HEAD
+    + """
+MIB = b"x" * (1 << 20)
+def rewrite():
+    a, b = (f"{threading.get_ident()}.{k}" for k in "ab")
+    fd = os.open(a, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, MIB)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, MIB, 0)
+    os.close(fd)
+    os.rename(a, b)
+    os.rename(b, a)
+def f(x):
+    return run(rewrite, 2)
+""",
 }
+# A file of the standard library that no test imports: the removal case drops it from the
+# host's cache first, as a file not read since the machine started would be.
+COLD_NAME = os.path.join("pydoc_data", "topics.py")
 REFUSED = {  # the attack's first call fails with this; the rest answer 0 and do nothing
     "O_DIRECT reads of 4 KiB blocks": "EINVAL",
     "O_DIRECT set later with fcntl": "EINVAL",
     "O_DSYNC writes in the work directory": "EINVAL",
     "pages reclaimed (MADV_PAGEOUT) and faulted again": "EPERM",
+    "reads that drop what they brought in (RWF_DONTCACHE)": "ENOTSUP",  # = EOPNOTSUPP on Linux
+    "synchronous writes (RWF_DSYNC, RWF_SYNC) in the work directory": "ENOTSUP",
 }
+SLOW = {"a file rewritten (O_TRUNC), truncated and renamed over": 50}  # calls made at least
 
 
 def _device_requests() -> int:
-    """Reads and flushes the host's block devices completed so far (``/proc/diskstats``)."""
+    """Reads, writes, discards and flushes the host's block devices completed so far
+    (``/proc/diskstats``: fields 4, 8, 15 and 19)."""
     total = 0
     with open("/proc/diskstats") as fh:
         for line in fh:
             f = line.split()
-            total += int(f[3]) + (int(f[18]) if len(f) > 18 else 0)
+            total += sum(int(f[k]) for k in (3, 7, 14, 18) if k < len(f))
     return total
 
 
@@ -144,22 +180,37 @@ def _run(box: Sandbox, src: str) -> tuple[list, int]:
     return ast.literal_eval(payload), requests
 
 
+def _quiet_run(box: Sandbox, src: str, quiet: int) -> tuple[list, int]:
+    """``_run``, once more when the host's disks did ``quiet`` requests or more meanwhile
+    (the host's own writeback, another process): the lower count of the two."""
+    got, requests = _run(box, src)
+    if requests >= quiet:
+        got, again = _run(box, src)
+        requests = min(requests, again)
+    return got, requests
+
+
 @pytest.mark.parametrize(
     "path", ["strict_default", "strict_landlock", "nonroot_default", "nonroot_landlock"]
 )
 def test_a_program_cannot_make_the_disk_work_for_it(path):
     with _box(path, timeout_s=5.0, memory_mb=512, workers=1) as box:
-        got = {name: _run(box, src) for name, src in ATTACKS.items()}
+        got = {name: _quiet_run(box, src, 300) for name, src in ATTACKS.items()}
     for name, ((calls, err), requests) in got.items():
         assert err == REFUSED.get(name), (name, err)
         if name not in REFUSED:
-            assert calls > 1000, (name, calls)  # the calls ran, as no-ops
+            assert calls > SLOW.get(name, 1000), (name, calls)  # the calls ran (no-ops or not)
         # Whatever else the host did meanwhile: far from the thousands the attacks made.
         assert requests < 300, got
 
 
 @pytest.mark.parametrize(
-    "removed", ["fsync and the rest as no-ops", "O_DIRECT and O_DSYNC refused at open"]
+    "removed",
+    [
+        "fsync and the rest as no-ops",
+        "O_DIRECT and O_DSYNC refused at open",
+        "preadv2 and pwritev2 with any flag",
+    ],
 )
 def test_without_the_io_rules_the_attacks_reach_the_device(monkeypatch, removed):
     """Removed (the calls allowed as they were): the same programs have the device complete
@@ -168,12 +219,41 @@ def test_without_the_io_rules_the_attacks_reach_the_device(monkeypatch, removed)
         monkeypatch.setattr(_filter, "ALLOWED", (*_filter.ALLOWED, *_filter.NO_OPS))
         monkeypatch.setattr(_filter, "NO_OPS", ())
         name = "fsync of a read-only host file"
-    else:
+    elif removed.startswith("O_DIRECT"):
         monkeypatch.setattr(_filter, "O_DIRECT_OR_SYNC", 0)
         name = "O_DIRECT reads of 4 KiB blocks"
+    else:
+        monkeypatch.setattr(_filter, "RWF_KEPT", 0xFFFF_FFFF)
+        monkeypatch.setattr(_filter, "RWF_REFUSED", 0)
+        name = "reads that drop what they brought in (RWF_DONTCACHE)"
+        fd = os.open(os.path.join(os.path.dirname(os.__file__), COLD_NAME), os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # not cached, as on a fresh host
+        finally:
+            os.close(fd)
     with Sandbox(timeout_s=5.0, memory_mb=512, workers=1) as box:
         (calls, err), requests = _run(box, ATTACKS[name])
     assert err is None and calls > 100, (calls, err)
     if requests < 1000 and not any(os.scandir("/sys/block")):
         pytest.skip("no block device to observe here")
     assert requests > 1000, (name, calls, requests)
+
+
+def test_without_its_tmpfs_the_ordinary_users_landlock_path_writes_to_the_disk(monkeypatch):
+    """Found by an outside attack: on the Landlock path as an ordinary user the work
+    directories were on the host's file system, and a program rewriting a file (``O_TRUNC``:
+    ext4 writes it out at ``close``), truncating it and renaming it over made the disk complete
+    hundreds of writes and discards a second; honest programs on the other worker, whose core
+    takes the disk's interrupts, timed out in 42 % of cells against 12 % beside an honest busy
+    neighbour.  Now the worker's user namespace mounts a tmpfs for them (``write-cap``).
+    Removed (no tmpfs: the entry cap of before, ``file-cap``): the same program's writes reach
+    the device."""
+    monkeypatch.setattr(_pool, "WRITE_CAP_MB", 0)
+    name = "a file rewritten (O_TRUNC), truncated and renamed over"
+    with _box("nonroot_landlock", timeout_s=5.0, memory_mb=512, workers=1) as box:
+        assert "write-cap" not in box.isolation and "file-cap" in box.isolation, box.isolation
+        (calls, err), requests = _run(box, ATTACKS[name])
+    assert err is None and calls > SLOW[name], (calls, err)
+    if requests < 300 and not any(os.scandir("/sys/block")):
+        pytest.skip("no block device to observe here")
+    assert requests >= 300, (name, calls, requests)

@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase
+from rewardkit.sandbox import Sandbox, Status, StdioTest, TestCase, _pool
 
 from .test_attack_classes import BIG_STDIN, HOLDERS, STDIN_VICTIM, THREADED_VICTIMS, _as_script
 from .test_pool import _as_ordinary_user
@@ -102,16 +102,23 @@ def _beside(body: str) -> str:
     )
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_nothing_is_written_beside_the_work_directory(path):
+@pytest.mark.parametrize("path", [*PATHS, "nonroot_landlock without its tmpfs"])
+def test_nothing_is_written_beside_the_work_directory(path, monkeypatch):
     """The Landlock rule grants everything beneath the directory of work directories, and as an
     ordinary user the programs' uid owns it: 200 files of 1 MiB written in ``..`` were never
     counted by the entry cap (it watches the work directory), 200 MiB on the host's /tmp, and
     nothing else bounded them.  Every way up is refused on the entry-cap path, and nowhere is
-    more written beside the work directory than the total cap (a 64 MiB tmpfs elsewhere)."""
+    more written beside the work directory than the total cap (a 64 MiB tmpfs elsewhere).
+    The entry cap is what the ordinary user's Landlock path falls back to where its user
+    namespace cannot mount a tmpfs (played by ``WRITE_CAP_MB = 0``)."""
     names = list(BESIDE)
+    forced = path.endswith("without its tmpfs")
+    if forced:
+        monkeypatch.setattr(_pool, "WRITE_CAP_MB", 0)
+        path = path.split()[0]
     with _box(path, timeout_s=5.0, memory_mb=256, workers=2) as box:
         capped = "file-cap" in box.isolation
+        assert capped or not forced, box.isolation
         progs = [_beside(BESIDE[n]) for n in names]
         table = box.run(progs, [TestCase("(200,)", "0")], entry_point="f")
         control = box.run([_beside("def _go(n):\n    return n\n")], [TestCase("(200,)", "200")],
@@ -610,5 +617,5 @@ def test_a_user_namespace_whose_mapping_is_refused_is_not_entered():
             return 0
 
     before = os.readlink("/proc/self/ns/user")
-    assert _userns.own_user_namespace(Pretends()) is False  # type: ignore[arg-type]
+    assert _userns.own_user_namespace(Pretends()) == (False, False)  # type: ignore[arg-type]
     assert os.readlink("/proc/self/ns/user") == before

@@ -19,7 +19,14 @@ from __future__ import annotations
 import ctypes
 import os
 
-__all__ = ["fresh_tmpfs", "pids_only_proc", "private_mounts", "read_only_binds", "unmount"]
+__all__ = [
+    "capped_tmpfs",
+    "fresh_tmpfs",
+    "pids_only_proc",
+    "private_mounts",
+    "read_only_binds",
+    "unmount",
+]
 
 CLONE_NEWNS = 0x0002_0000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 0x1000, 0x4000, 1 << 18
@@ -51,11 +58,17 @@ def private_mounts(libc: ctypes.CDLL, base: str, read: list[str], cap_mb: int) -
         return []
     _open_homes(libc, read)
     read_only_binds(libc, read)
-    flags = MS_NOSUID | MS_NODEV
-    if not _mount(libc, "tmpfs", base, "tmpfs", flags, f"size={cap_mb}m,mode=0700"):
-        return []
+    return ["write-cap"] if capped_tmpfs(libc, base, cap_mb) else []
+
+
+def capped_tmpfs(libc: ctypes.CDLL, base: str, cap_mb: int) -> bool:
+    """A tmpfs of ``cap_mb`` MiB on ``base`` (mode 0700), in this private mount namespace: the
+    programs' work directories then hold at most that much in all, and nothing they write
+    reaches a disk.  True when it is in place and its size verified."""
+    if not _mount(libc, "tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, f"size={cap_mb}m,mode=0700"):
+        return False
     st = os.statvfs(base)
-    return ["write-cap"] if st.f_blocks * st.f_frsize <= cap_mb << 20 else []
+    return st.f_blocks * st.f_frsize <= cap_mb << 20
 
 
 def read_only_binds(libc: ctypes.CDLL, read: list[str]) -> bool:

@@ -154,6 +154,7 @@ class _Worker:
         self.group = -1  # the group whose tests it was sent last (none yet)
         self.heard = time.monotonic()
         self.killed = False
+        self.leftover = ""  # set by the handshake
         self.levels: list[str] = []
         self.pid = self.rss_kb = self.peak_kb = 0
         try:
@@ -175,13 +176,14 @@ class _Worker:
             self.inbuf += chunk
         line, _, self.inbuf = self.inbuf.partition(b"\n")
         try:
-            tag, levels, pid, rss, unreachable = json.loads(line)
-            assert tag == "ready"
+            tag, levels, pid, rss, unreachable, leftover = json.loads(line)
+            assert tag == "ready" and type(leftover) is str
         except (ValueError, AssertionError, TypeError):
             self.kill()
             raise RewardkitError("a sandbox worker failed to start.") from None
         self.levels, self.pid, self.rss_kb = levels, pid, rss
         self.unreachable: list[str] = unreachable
+        self.leftover = leftover  # an empty directory to remove once the worker is gone
         os.set_blocking(self.wfd, False)
         return self
 
@@ -207,6 +209,9 @@ class _Worker:
         for f in (self.proc.stdin, self.proc.stdout):
             with suppress(OSError):
                 f.close()  # type: ignore[union-attr]
+        if self.leftover:  # the mount point of its namespace's tmpfs (``_userns``): empty here
+            with suppress(OSError):
+                os.rmdir(self.leftover)
 
     def close(self) -> None:
         try:
@@ -314,8 +319,10 @@ class LocalPool:
             # Landlock without that tmpfs: at most FILE_CAP entries per program (``_filecap``).
             "file_cap": FILE_CAP if self.plan.confinement == "landlock" else 0,
             # Landlock as an ordinary user: a user namespace per worker, so the process cap of
-            # one worker's program is not the others' (``_userns``; bubblewrap makes its own).
+            # one worker's program is not the others' (``_userns``; bubblewrap makes its own),
+            # with the work directories in a tmpfs of ``userns_tmpfs`` MiB there.
             "own_userns": not root and self.plan.confinement == "landlock",
+            "userns_tmpfs": WRITE_CAP_MB,
             "syspath": sorted({os.path.dirname(p) for p in read if _is_package(p, packages)}),
         }
         self.prefix = self.plan.worker_command()

@@ -17,9 +17,9 @@ import ctypes
 import os
 
 try:
-    from ._mounts import read_only_binds
+    from ._mounts import capped_tmpfs, read_only_binds
 except ImportError:  # run by the zygote as a plain script, not as part of the package
-    from _mounts import read_only_binds  # type: ignore[no-redef]
+    from _mounts import capped_tmpfs, read_only_binds  # type: ignore[no-redef]
 
 __all__ = ["NPROC_OWN_NS", "own_user_namespace"]
 
@@ -39,29 +39,37 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def own_user_namespace(libc: ctypes.CDLL, read: list[str] | tuple[str, ...] = ()) -> bool:
-    """Enter a new user namespace (uid and gid mapped to themselves, no capabilities).  False
-    when the kernel or a security module refuses one, or its mappings (AppArmor's restriction
-    of unprivileged user namespaces lets ``unshare`` succeed and then denies the mapping):
-    tried first in a forked child, since a namespace entered cannot be left."""
+def own_user_namespace(
+    libc: ctypes.CDLL, read: list[str] | tuple[str, ...] = (), base: str = "", cap_mb: int = 0
+) -> tuple[bool, bool]:
+    """Enter a new user namespace (uid and gid mapped to themselves, no capabilities), with a
+    tmpfs of ``cap_mb`` MiB on ``base`` where the work directories go.  (False, False) when the
+    kernel or a security module refuses one, or its mappings (AppArmor's restriction of
+    unprivileged user namespaces lets ``unshare`` succeed and then denies the mapping): tried
+    first in a forked child, since a namespace entered cannot be left.  The second value: the
+    tmpfs is in place, its size verified."""
     pid = os.fork()
     if pid == 0:
         ok = False
         try:
-            ok = _enter(libc, read)
+            ok = _enter(libc, read, "", 0)
         finally:
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
-        return False
-    return _enter(libc, read)
+        return False, False
+    capped: list[bool] = []
+    return _enter(libc, read, base, cap_mb, capped), bool(capped)
 
 
 def _private_root(libc: ctypes.CDLL) -> bool:
     return int(libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None)) == 0
 
 
-def _enter(libc: ctypes.CDLL, read: list[str] | tuple[str, ...]) -> bool:
+def _enter(
+    libc: ctypes.CDLL, read: list[str] | tuple[str, ...], base: str, cap_mb: int,
+    capped: list[bool] | None = None,
+) -> bool:  # fmt: skip
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER) != 0:
         return False
@@ -69,10 +77,16 @@ def _enter(libc: ctypes.CDLL, read: list[str] | tuple[str, ...]) -> bool:
     _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
     _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
     # A mount namespace of the namespace's own, where the readable paths are bound read-only:
-    # a read then moves no access time on the host's files (``_mounts.read_only_binds``).
-    # Private first, so nothing propagates to the host's namespace.
-    if read and libc.unshare(CLONE_NEWNS) == 0 and _private_root(libc):
-        read_only_binds(libc, list(read))
+    # a read then moves no access time on the host's files (``_mounts.read_only_binds``); and
+    # the work directories go in a size-capped tmpfs: on the host's disk a program rewriting a
+    # file (O_TRUNC), truncating and renaming it over made the disk complete hundreds of
+    # writes and discards a second, whose interrupts took another worker's core (``cpu-pin``),
+    # and the entry cap bounded neither.  Private first, so nothing propagates to the host's.
+    if (read or base) and libc.unshare(CLONE_NEWNS) == 0 and _private_root(libc):
+        if read:
+            read_only_binds(libc, list(read))
+        if base and cap_mb and capped_tmpfs(libc, base, cap_mb) and capped is not None:
+            capped.append(True)
     head = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (x2): all empty
     if libc.capset(head, data) != 0:

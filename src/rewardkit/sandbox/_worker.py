@@ -219,11 +219,20 @@ class Zygote:
             levels += gained
         # Landlock as an ordinary user: a user namespace of the worker's own, so the process cap
         # counts this worker's tasks alone, not every worker's of the same uid (``_userns``).
-        self.own_ns = False
+        # Its work directories in a tmpfs of the namespace's own (``write-cap``), where the
+        # kernel lets the namespace mount one.
+        self.own_ns, self.leftover = False, ""
         if cfg.get("own_userns") and cfg["uid"] is None and self.libc is not None:
-            self.own_ns = own_user_namespace(self.libc, cfg["read"])
+            self.own_ns, capped = own_user_namespace(
+                self.libc, cfg["read"], self.base, cfg.get("userns_tmpfs", 0)
+            )
             if self.own_ns:
                 cfg["nproc"] = NPROC_OWN_NS
+            if capped:
+                levels.append("write-cap")
+                # Its mount point cannot be unmounted (no capability left) nor removed from
+                # inside: the pool removes the host's empty directory once the worker is gone.
+                self.leftover = self.base
         # Landlock without that tmpfs: the entries a program creates are counted (``_filecap``).
         self.files: FileCount | None = None
         if cfg.get("file_cap") and "write-cap" not in levels and self.libc is not None:
@@ -1031,7 +1040,7 @@ def main() -> None:
     # Everything loaded so far is permanent: the collector never walks it, so children do not
     # copy the zygote's pages just to scan them (copy-on-write stays cheap).
     gc.freeze()
-    z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS"), z.unreachable])
+    z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS"), z.unreachable, z.leftover])
     z.flush()
     try:
         while (msg := read_frame(0)) is not None:
