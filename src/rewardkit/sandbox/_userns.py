@@ -42,8 +42,9 @@ def _write(path: str, text: str) -> None:
 def own_user_namespace(
     libc: ctypes.CDLL, read: list[str] | tuple[str, ...] = (), base: str = "", cap_mb: int = 0
 ) -> tuple[bool, bool]:
-    """Enter a new user namespace (uid and gid mapped to themselves, no capabilities), with a
-    tmpfs of ``cap_mb`` MiB on ``base`` where the work directories go.  (False, False) when the
+    """Enter a new user namespace (uid and gid mapped to themselves), with a tmpfs of ``cap_mb``
+    MiB on ``base`` where the work directories go (the worker then keeps its capabilities in
+    the namespace; without it none).  (False, False) when the
     kernel or a security module refuses one, or its mappings (AppArmor's restriction of
     unprivileged user namespaces lets ``unshare`` succeed and then denies the mapping): tried
     first in a forked child, since a namespace entered cannot be left.  The second value: the
@@ -82,11 +83,17 @@ def _enter(
     # file (O_TRUNC), truncating and renaming it over made the disk complete hundreds of
     # writes and discards a second, whose interrupts took another worker's core (``cpu-pin``),
     # and the entry cap bounded neither.  Private first, so nothing propagates to the host's.
+    # With that tmpfs the worker keeps its capabilities in its own namespace, to mount a fresh
+    # tmpfs for each remade work directory (``_mounts.fresh_tmpfs``: in one tmpfs for all, the
+    # inode numbers carried a count from one program to the next, every value exact); every
+    # child drops them before any program code runs (``_pidreset.drop_caps``).
     if (read or base) and libc.unshare(CLONE_NEWNS) == 0 and _private_root(libc):
         if read:
             read_only_binds(libc, list(read))
-        if base and cap_mb and capped_tmpfs(libc, base, cap_mb) and capped is not None:
-            capped.append(True)
+        if base and cap_mb and capped_tmpfs(libc, base, cap_mb):
+            if capped is not None:
+                capped.append(True)
+            return True
     head = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (x2): all empty
     if libc.capset(head, data) != 0:

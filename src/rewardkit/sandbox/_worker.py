@@ -230,9 +230,8 @@ class Zygote:
                 cfg["nproc"] = NPROC_OWN_NS
             if capped:
                 levels.append("write-cap")
-                # Its mount point cannot be unmounted (no capability left) nor removed from
-                # inside: the pool removes the host's empty directory once the worker is gone.
-                self.leftover = self.base
+                self.mounted = True  # unmounted at the end; a killed worker's mount point
+                self.leftover = self.base  # is left empty on the host: the pool removes it
         # Landlock without that tmpfs: the entries a program creates are counted (``_filecap``).
         self.files: FileCount | None = None
         if cfg.get("file_cap") and "write-cap" not in levels and self.libc is not None:
@@ -244,7 +243,9 @@ class Zygote:
         # new file system's inode numbers start afresh, so none carries a count from the
         # program before (``fresh_tmpfs``).  Nothing is made beside it: the directory above is
         # root's (0711) or, as an ordinary user, read-only (0500; chmod is refused by seccomp).
-        mb = cfg.get("fresh_tmpfs") or (cfg.get("private_mounts", 0) if self.mounted else 0)
+        mb = cfg.get("fresh_tmpfs") or (
+            (cfg.get("private_mounts", 0) or cfg.get("userns_tmpfs", 0)) if self.mounted else 0
+        )
         if mb and self.libc is not None and self.files is None:
             owner = os.getuid() if cfg["uid"] is None else cfg["uid"]
             os.mkdir(os.path.join(self.base, "w"), 0o700)  # the mount point, for good
