@@ -181,10 +181,14 @@ def _run(box: Sandbox, src: str) -> tuple[list, int]:
 
 
 def _quiet_run(box: Sandbox, src: str, quiet: int) -> tuple[list, int]:
-    """``_run``, once more when the host's disks did ``quiet`` requests or more meanwhile
-    (the host's own writeback, another process): the lower count of the two."""
+    """``_run``, up to twice more while the host's disks did ``quiet`` requests or more
+    meanwhile (the host's own writeback, another process's reads; a parallel test run once
+    made 382 in 0.6 s beside a no-op program): the lowest count.  An attack that works makes
+    them on every try."""
     got, requests = _run(box, src)
-    if requests >= quiet:
+    for _ in range(2):
+        if requests < quiet:
+            break
         got, again = _run(box, src)
         requests = min(requests, again)
     return got, requests
