@@ -77,10 +77,11 @@ O_DIRECT_OR_SYNC = O_DIRECT | getattr(os, "O_DSYNC", 0x1000)  # O_SYNC holds the
 F_SETFL = 4
 MADV_PAGEOUT = 21  # reclaims a file's cached pages, to be read from the disk again
 # preadv2 / pwritev2 with a flag that makes the device work answer EOPNOTSUPP, as on a kernel
-# without it (found by an outside attack): RWF_DONTCACHE (6.14) drops what a read brought in,
-# so reading a file not yet cached went to the disk on every call (3,300-4,800 reads a second
-# from one thread here); RWF_DSYNC / RWF_SYNC make each write a synchronous one, RWF_HIPRI
-# polls the device, RWF_ATOMIC writes through.  Other unknown flags answer EPERM.
+# without it (RWF_DSYNC found by an outside attack, the rest while checking it): RWF_DONTCACHE
+# (6.14) drops what a read brought in, so reading a file not yet cached went to the disk on
+# every call (3,300-4,800 reads a second from one thread here); RWF_DSYNC / RWF_SYNC make each
+# write a synchronous one, RWF_HIPRI polls the device, RWF_ATOMIC writes through.  Other
+# unknown flags answer EPERM.
 RWF_HIPRI, RWF_DSYNC, RWF_SYNC, RWF_ATOMIC, RWF_DONTCACHE = 0x01, 0x02, 0x04, 0x40, 0x80
 RWF_REFUSED = RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_ATOMIC | RWF_DONTCACHE
 RWF_KEPT = 0x08 | 0x10 | 0x20  # RWF_NOWAIT, RWF_APPEND, RWF_NOAPPEND

@@ -44,23 +44,22 @@ def own_user_namespace(
 ) -> tuple[bool, bool]:
     """Enter a new user namespace (uid and gid mapped to themselves), with a tmpfs of ``cap_mb``
     MiB on ``base`` where the work directories go (the worker then keeps its capabilities in
-    the namespace; without it none).  (False, False) when the
-    kernel or a security module refuses one, or its mappings (AppArmor's restriction of
-    unprivileged user namespaces lets ``unshare`` succeed and then denies the mapping): tried
-    first in a forked child, since a namespace entered cannot be left.  The second value: the
-    tmpfs is in place, its size verified."""
+    the namespace; without it none).  Returns (entered, the tmpfs in place and its size
+    verified); (False, False) when the kernel or a security module refuses a namespace, or its
+    mappings (AppArmor's restriction of unprivileged user namespaces lets ``unshare`` succeed
+    and then denies the mapping): tried first in a forked child, since a namespace entered
+    cannot be left."""
     pid = os.fork()
     if pid == 0:
         ok = False
         try:
-            ok = _enter(libc, read, "", 0)
+            ok = _enter(libc, read, "", 0)[0]
         finally:
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         return False, False
-    capped: list[bool] = []
-    return _enter(libc, read, base, cap_mb, capped), bool(capped)
+    return _enter(libc, read, base, cap_mb)
 
 
 def _private_root(libc: ctypes.CDLL) -> bool:
@@ -68,12 +67,11 @@ def _private_root(libc: ctypes.CDLL) -> bool:
 
 
 def _enter(
-    libc: ctypes.CDLL, read: list[str] | tuple[str, ...], base: str, cap_mb: int,
-    capped: list[bool] | None = None,
-) -> bool:  # fmt: skip
+    libc: ctypes.CDLL, read: list[str] | tuple[str, ...], base: str, cap_mb: int
+) -> tuple[bool, bool]:
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER) != 0:
-        return False
+        return False, False
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
     _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
@@ -91,11 +89,9 @@ def _enter(
         if read:
             read_only_binds(libc, list(read))
         if base and cap_mb and capped_tmpfs(libc, base, cap_mb):
-            if capped is not None:
-                capped.append(True)
-            return True
+            return True, True
     head = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (x2): all empty
     if libc.capset(head, data) != 0:
         raise OSError(ctypes.get_errno(), "capset")
-    return True
+    return True, False

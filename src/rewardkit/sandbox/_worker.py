@@ -212,10 +212,10 @@ class Zygote:
             os.chmod(os.path.dirname(self.base), 0o555)  # nothing else is made there (_confine)
         # Landlock alone, as root: a private mount namespace gives the work directories a
         # size-capped tmpfs and the dropped uid a way to the interpreter (``_mounts``).
-        self.mounted = False
+        self.mounted = 0  # MiB of the tmpfs mounted on the base (0: none)
         if cfg.get("private_mounts") and self.libc is not None:
             gained = private_mounts(self.libc, self.base, cfg["read"], cfg["private_mounts"])
-            self.mounted = bool(gained)
+            self.mounted = cfg["private_mounts"] if gained else 0
             levels += gained
         # Landlock as an ordinary user: a user namespace of the worker's own, so the process cap
         # counts this worker's tasks alone, not every worker's of the same uid (``_userns``).
@@ -230,8 +230,8 @@ class Zygote:
                 cfg["nproc"] = NPROC_OWN_NS
             if capped:
                 levels.append("write-cap")
-                self.mounted = True  # unmounted at the end; a killed worker's mount point
-                self.leftover = self.base  # is left empty on the host: the pool removes it
+                self.mounted = cfg["userns_tmpfs"]  # unmounted at the end; a killed worker's
+                self.leftover = self.base  # mount point is left empty: the pool removes it
         # Landlock without that tmpfs: the entries a program creates are counted (``_filecap``).
         self.files: FileCount | None = None
         if cfg.get("file_cap") and "write-cap" not in levels and self.libc is not None:
@@ -243,9 +243,7 @@ class Zygote:
         # new file system's inode numbers start afresh, so none carries a count from the
         # program before (``fresh_tmpfs``).  Nothing is made beside it: the directory above is
         # root's (0711) or, as an ordinary user, read-only (0500; chmod is refused by seccomp).
-        mb = cfg.get("fresh_tmpfs") or (
-            (cfg.get("private_mounts", 0) or cfg.get("userns_tmpfs", 0)) if self.mounted else 0
-        )
+        mb = cfg.get("fresh_tmpfs") or self.mounted
         if mb and self.libc is not None and self.files is None:
             owner = os.getuid() if cfg["uid"] is None else cfg["uid"]
             os.mkdir(os.path.join(self.base, "w"), 0o700)  # the mount point, for good
