@@ -396,7 +396,7 @@ def test_a_checkout_under_tmp_runs_under_bwrap(monkeypatch, tmp_path):
         shutil.copy(f, copy / f.name)
     tmp_path.chmod(0o755)
     monkeypatch.setattr(_confine, "SANDBOX_DIR", copy)
-    monkeypatch.setattr(_pool, "WORKER", copy / "_worker.py")
+    monkeypatch.setattr(_pool, "WORKER", copy / "_zygote.py")
     assert str(copy).startswith("/tmp/") or not str(copy).startswith("/tmp")
     with Sandbox(timeout_s=1.0, workers=1) as box:
         table = box.run(["def f(x):\n    return 2 * x\n"], TESTS, entry_point="f")

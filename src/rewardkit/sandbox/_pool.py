@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RewardkitError
+from . import _worker  # noqa: F401  # imported here so that its compiled file exists (_zygote)
 from ._child import frame, raw_frame, write_all
 from ._confine import INSTALL_HINT, WRITE_CAP_MB, plan
 
 __all__ = ["LEVEL_ORDER", "LocalPool"]
 
-WORKER = Path(__file__).with_name("_worker.py")
+# The zygote's script: a launcher that imports ``_worker`` (compiled once, not at every start).
+WORKER = Path(__file__).with_name("_zygote.py")
 LEVEL_ORDER = ("rlimits", "uid-drop", "user-ns", "pid-ns", "pid-reset", "proc-pids", "ipc-ns",
                "net-ns", "bwrap", "reads-confined", "write-cap", "fresh-tmpfs", "file-cap",
                "landlock", "seccomp-allowlist", "cpu-pin")  # fmt: skip
