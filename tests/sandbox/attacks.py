@@ -420,9 +420,13 @@ def attacks(ctx: dict) -> list[Attack]:
             src=(
                 "import json as j, os\n"
                 "def f(x):\n    hit = []\n"
-                f"    for p in (j.__file__, os.__file__, {ctx['sandbox_file']!r}):\n"
+                f"    mine = os.path.dirname({ctx['sandbox_file']!r})\n"
+                "    cache = os.path.join(mine, '__pycache__')\n"  # the zygotes load _worker there
+                "    try:\n        compiled = [os.path.join(cache, n) for n in os.listdir(cache)]\n"
+                "    except OSError:\n        compiled = []\n"
+                f"    for p in (j.__file__, os.__file__, {ctx['sandbox_file']!r}, *compiled):\n"
                 "        if p and not refused(lambda: open(p, 'a').write('#')): hit.append(p)\n"
-                "    for d in (os.path.dirname(os.__file__),):\n"
+                "    for d in (os.path.dirname(os.__file__), mine, cache):\n"
                 "        if not refused(lambda: open(os.path.join(d, 'rkpoison.py'), 'w')):\n"
                 "            hit.append(d)\n"
                 "    return 'ESCAPED ' + repr(hit) if hit else 'held'\n"
