@@ -24,10 +24,12 @@ Three executors share one small interface, ``run(programs, tests, *, entry_point
 from __future__ import annotations
 
 import builtins
+import gc
 import hashlib
 import io
 import random
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -92,24 +94,54 @@ class _Timeout(Exception):
     pass
 
 
+_REARM_S = 0.05
+
+
 @contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
     """A SIGALRM budget where signals are available (main thread); otherwise none is needed
-    for the bank's own code, which has no unbounded loop (mutations never touch ``while``)."""
+    for the bank's own code, which has no unbounded loop (mutations never touch ``while``).
+
+    An alarm that lands in a finaliser or a ``gc`` callback raises there, where Python prints
+    the exception and goes on: the budget would be lost and the print would reach pytest as an
+    unraisable exception. So the timer re-fires every ``_REARM_S`` until the region ends, the
+    lost alarms are dropped from ``sys.unraisablehook`` (any other exception goes on to the
+    hook before), and the cyclic collector is paused inside the region: a collection of the
+    caller's heap is neither charged to the program nor a place the alarm can be lost."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    live = True
 
     def _raise(signum: int, frame: Any) -> None:
-        raise _Timeout
+        if live:
+            raise _Timeout
 
+    hook = sys.unraisablehook
+
+    def _drop_lost_alarm(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, _Timeout):
+            hook(unraisable)
+
+    collecting = gc.isenabled()
     old = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    sys.unraisablehook = _drop_lost_alarm
+    gc.disable()
+    signal.setitimer(signal.ITIMER_REAL, seconds, _REARM_S)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        while True:  # an alarm may land here before ``live`` is cleared: clear it again
+            try:
+                live = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                break
+            except _Timeout:
+                continue
         signal.signal(signal.SIGALRM, old)
+        sys.unraisablehook = hook
+        if collecting:
+            gc.enable()
 
 
 class _Discard(io.TextIOBase):
