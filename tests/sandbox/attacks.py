@@ -33,6 +33,26 @@ P, F, E, T, M, C = (Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT, Stat
 SLEEP = os.path.realpath(shutil.which("sleep") or "/bin/sleep")
 
 
+def idle_batch_processes(pids: set[int], workers: set[int]) -> set[int]:
+    """Those of ``pids`` that are a zygote's batch process waiting for its next message: a
+    fork of a process in ``workers`` (the same command line), with no process below it."""
+    out = set()
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with (
+                open(f"/proc/{p}/cmdline", "rb") as fh,
+                open(f"/proc/{parent}/cmdline", "rb") as gh,
+            ):
+                same = fh.read() == gh.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent in workers and same and not descendants(p):
+            out.add(p)
+    return out
+
+
 def descendants(*roots: int) -> set[int]:
     """Pids below ``roots`` (every generation), read from /proc: the tests' check that nothing
     outlived a run, and the attack programs' way to find the other programs (PRELUDE)."""
@@ -62,9 +82,21 @@ def refused(fn):
     except BaseException:
         return True
     return False
+def _ancestors():
+    out, p = set(), os.getppid()
+    while p > 1 and p not in out:
+        out.add(p)
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                p = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
 def others(tree_roots):
-    """Host pids below the given worker pids (this test's own workers), read from /proc."""
-    return sorted(descendants(*tree_roots) - {os.getpid()})
+    """Host pids below the given worker pids (this test's own workers), read from /proc: the
+    other programs and their workers' processes, not this one nor those above it (killing its
+    own zygote or batch process first would end this program before it reached the others)."""
+    return sorted(descendants(*tree_roots) - {os.getpid()} - _ancestors())
 ''' + inspect.getsource(descendants)  # the same walk as the host side (above)
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rewardkit.sandbox import Status, TestCase, _child
 
-from .test_attack_v2 import _SCAN, _box
+from .test_attack_v2 import _SCAN, PATHS, _box
 
 pytestmark = pytest.mark.skipif(
     platform.machine() != "x86_64", reason="the sandbox's seccomp filter is x86_64's"
@@ -98,6 +98,43 @@ def test_a_program_cannot_leave_bytes_in_the_zygotes_heap_for_the_next(path):
             row = [Status(int(s)).name for s in table.status[4 * k + 2 * j]]
             assert row[0] == "PASS", (name, row)
             assert row[1] == ("PASS" if SENDERS[name][1] else "CRASH"), (name, row)
+
+
+# ------------------------------ (c) an earlier problem's inputs in a later program's memory
+# The zygote decoded and parsed each batch's tests message itself: the strings and parsed
+# values were freed, not zeroed, and every later child, a fork of that heap, could scan its own
+# memory for them (outside attack: 40+ character inputs survived on all four paths; a thief
+# whose answers were an earlier problem's inputs, a problem and its inverse, passed).  Each
+# tests message now starts a batch process that parses it and forks that batch's children; the
+# zygote sees the message's bytes only, zeroed once the batch process has its copy.
+INPUT_THIEF = _SCAN + (
+    "FOUND = []\n"
+    "def f(x):\n"
+    "    if not FOUND:\n"
+    "        FOUND.extend(sorted({g[0].decode() for g in _memory([rb'KEEP-([a-z0-9]{40,})'])}))\n"
+    "        FOUND.append(None)\n"
+    "    return FOUND[0]\n"
+)
+KEEP = ("x7" * 20, "q9w" * 27, "k4" * 300)  # 40, 81 and 600 characters
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_earlier_problems_inputs_are_nowhere_in_a_later_programs_memory(path):
+    """Problem A's tests carry secrets as inputs; problem B's answer is the secret.  B's
+    thief runs on the same worker after A: in a later ``run`` and in a later group of the
+    same ``run_many``.  It finds nothing, so it fails (it found and passed before the fix)."""
+    plain = "def f(s):\n    return len(s)\n"
+    a_tests = [TestCase(repr(("KEEP-" + k,)), str(len(k) + 5)) for k in KEEP]
+    b_tests = [[TestCase("(0,)", repr(k))] for k in KEEP]
+    with _box(path, timeout_s=20.0, memory_mb=512, workers=1) as box:
+        first = box.run([plain], a_tests, entry_point="f")
+        later = [box.run([INPUT_THIEF], t, entry_point="f") for t in b_tests]
+        grouped = box.run_many([([plain], a_tests)] + [([INPUT_THIEF], t) for t in b_tests],
+                               entry_point="f")  # fmt: skip
+    assert [Status(int(s)).name for s in first.status[0]] == ["PASS"] * len(KEEP)
+    assert [Status(int(s)).name for s in grouped[0].status[0]] == ["PASS"] * len(KEEP)
+    for table in later + grouped[1:]:
+        assert Status(int(table.status[0, 0])).name == "FAIL", table.status
 
 
 @settings(database=None, deadline=None)

@@ -412,6 +412,13 @@ def _tree(pid: int, depth: int = 0) -> list[tuple[int, int]]:
     return out
 
 
+def _leads_its_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
+
+
 def _caps(pid: int) -> dict[bytes, int]:
     with open(f"/proc/{pid}/status", "rb") as fh:
         lines = fh.read().splitlines()
@@ -422,7 +429,7 @@ def _program_and_zygote_caps(box: Sandbox) -> tuple[dict, dict]:
     """The capability sets of a running program's process and of its zygote, read from the
     host's /proc while the program sleeps."""
     root = box._pool.workers[0].proc.pid  # type: ignore[union-attr]
-    idle = max(d for _, d in _tree(root))  # the zygote, a leaf while no program runs
+    before = {p for p, _ in _tree(root)}
     result: list = []
     runner = threading.Thread(
         target=lambda: result.append(box.run([SLEEPER], HELD, entry_point="f"))
@@ -432,11 +439,13 @@ def _program_and_zygote_caps(box: Sandbox) -> tuple[dict, dict]:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and runner.is_alive():
             tree = _tree(root)
-            child = [p for p, d in tree if d == idle + 1]
+            # The program's process: new, and the leader of its own process group; the
+            # zygote two levels above it (the batch process between them).
+            child = [(p, d) for p, d in tree if p not in before and _leads_its_group(p)]
             if child:  # forked; read once its setup is long done and the program sleeps
                 time.sleep(0.4)
-                zygote = [p for p, d in tree if d == idle]
-                return _caps(child[0]), _caps(zygote[0])
+                zygote = [p for p, d in tree if d == child[0][1] - 2]
+                return _caps(child[0][0]), _caps(zygote[0])
             time.sleep(0.01)
         raise AssertionError("the program's process never appeared")
     finally:

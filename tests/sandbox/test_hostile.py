@@ -26,7 +26,7 @@ import pytest
 
 from rewardkit.sandbox import Sandbox, Status, TestCase
 
-from .attacks import descendants
+from .attacks import descendants, idle_batch_processes
 
 TESTS = [TestCase("(3,)", "1234567"), TestCase("(4,)", "7654321")]
 WIN = "def win(x):\n    return {3: 1234567, 4: 7654321}[x]\n\n"
@@ -240,10 +240,13 @@ def test_hostile_programs(isolation, target, monkeypatch):
             ours.discard(None)
             in_ours_before = _in_namespaces(ours)  # type: ignore[arg-type]
             table = sb.run([src for src, _ in cases.values()], TESTS, entry_point="f")
-            # Only the workers themselves are still running: no child, daemon or bomb is left.
-            assert descendants(os.getpid()) == workers_before
+            # Only the workers themselves are still running: no child, daemon or bomb is left
+            # (each zygote's batch process waits for the next run, with nothing below it).
+            left = descendants(os.getpid()) - workers_before
+            assert left == idle_batch_processes(left, workers_before), left
+            assert len(left) <= 2  # one per worker
             if ours:  # network namespaces of the workers' own (bwrap, or root)
-                assert ours and _in_namespaces(ours) == in_ours_before  # type: ignore[arg-type]
+                assert ours and _in_namespaces(ours) == in_ours_before | left  # type: ignore[arg-type]
             assert set(sb._pool.worker_pids()) <= workers_before  # no worker lost
         for row, (name, (_, allowed)) in enumerate(cases.items()):
             got = {Status(s) for s in table.status[row]}

@@ -109,6 +109,11 @@ def frame(msg: dict) -> bytes:
     return b"%015d\n" % len(body) + body
 
 
+# How a batch's tests message begins (``frame({"op": "tests", ...})``): the zygote recognises it
+# on its bytes and never decodes it; the batch process it forks does (``_worker.Zygote.batch``).
+TESTS_HEAD = b'{"op": "tests", '
+
+
 def _read_exact(fd: int, n: int) -> bytearray | None:
     buf, got = bytearray(n), 0
     view = memoryview(buf)
@@ -121,7 +126,7 @@ def _read_exact(fd: int, n: int) -> bytearray | None:
     return buf
 
 
-def raw_frame(data: bytes) -> bytes:
+def raw_frame(data: bytes | bytearray) -> bytes:
     """Bytes to a zygote that it must not decode (a program's source): length, then the bytes."""
     return b"%015d\n" % len(data) + data
 
@@ -477,6 +482,13 @@ def _typing_names(code: Any) -> dict:
     return {n: getattr(typing, n) for n in used if hasattr(typing, n)}
 
 
+def _clean_exit(code: object) -> bool:
+    """Whether ``sys.exit(code)`` ends ``python prog.py`` with status 0: ``None``, or an int
+    (a bool too) equal to 0.  Python prints any other object and exits with status 1:
+    ``sys.exit(0.0)`` and ``sys.exit("0")`` are failures (``0.0 in (None, 0)`` holds)."""
+    return code is None or (isinstance(code, int) and int.__int__(code) == 0)
+
+
 def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> None:
     """Standard-input tests: compile once, then per test run the whole program as
     ``__main__`` in fresh globals, with that test's text on fd 0 (``input()``, ``sys.stdin``,
@@ -556,7 +568,7 @@ def run_script(src: str, idxs: list, inputs: list, budget: float, fd: int) -> No
                 try:
                     exec(code, script)
                 except SystemExit as e:
-                    if e.code not in (None, 0):
+                    if not _clean_exit(e.code):
                         raise
                 _at_exit(modules, me, t0 + budget, script, earlier)
             finally:

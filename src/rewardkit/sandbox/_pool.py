@@ -54,7 +54,7 @@ NPROC_DROPPED = 64  # RLIMIT_NPROC of a worker's own uid after the drop, threads
 UID_BASE, UID_SLOTS = 1 << 30, 256
 FILE_CAP = 64  # entries a program may create where no tmpfs caps its writes (``_filecap``)
 NPROC_MARGIN = 64  # without the drop: tasks a program may add to the uid's current count
-NPROC_PER_WORKER = 4  # bwrap, its pid-1 init, the zygote and its current child
+NPROC_PER_WORKER = 5  # bwrap, its pid-1 init, the zygote, its batch process and their current child
 
 
 def _host_namespaces() -> dict[str, str]:

@@ -27,8 +27,9 @@ CLONE_NEWUSER, CLONE_NEWNS = 0x1000_0000, 0x0002_0000
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 CAP_VERSION_3 = 0x2008_0522
 # The children's process cap inside the namespace: what the namespace holds before a program
-# runs (the zygote and the child itself) plus the margin a program gets everywhere.
-NPROC_OWN_NS = 2 + 64
+# runs (the zygote, its batch process and the child itself) plus the margin a program gets
+# everywhere.
+NPROC_OWN_NS = 3 + 64
 
 
 def _write(path: str, text: str) -> None:

@@ -13,6 +13,9 @@ Protocol (one JSON document per line):
   cap, refreshed per batch) and ``{"op": "job", "row": r, "idxs": [...], "entry": name}``
   followed by the program's source as a raw frame (its UTF-8 bytes, never decoded here).  Each
   message is framed (``_child.frame``, ``raw_frame``) and read to its last byte, never ahead.
+  The zygote recognises a tests message on its bytes (``_child.TESTS_HEAD``) and forks a batch
+  process for it (``Zygote.run_batch``), which parses it, runs the jobs that follow and hands
+  the next tests message back; the zygote itself never decodes a problem's inputs.
 - stdout, to the sandbox: ``["cells", row, [[idx, kind, duration_s, cpu_s, payload], ...]]``
   with the cells final since the last such line (the child's records, forwarded as they came
   once checked; a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
@@ -49,11 +52,13 @@ try:
     from ._child import (
         PR_SET_PDEATHSIG,
         SCRIPT,
+        TESTS_HEAD,
         child_env,
         is_cell_line,
         is_ready_line,
         is_row_line,
         prepare_seccomp,
+        raw_frame,
         read_frame,
         read_raw,
         rlimits,
@@ -73,11 +78,13 @@ except ImportError:  # run as a plain script by the pool: load the siblings by p
     from _child import (  # type: ignore[no-redef]
         PR_SET_PDEATHSIG,
         SCRIPT,
+        TESTS_HEAD,
         child_env,
         is_cell_line,
         is_ready_line,
         is_row_line,
         prepare_seccomp,
+        raw_frame,
         read_frame,
         read_raw,
         rlimits,
@@ -442,6 +449,93 @@ class Zygote:
             return {}
         return out if type(out) is dict else {}
 
+    # ------------------------------------------------------------------------- batches
+    def run_batch(self, body: bytearray) -> bytearray | None:
+        """Fork the batch process for one ``tests`` message (``body``, its bytes, zeroed here
+        once forked) and wait for it to end; the message that ended it, as read (None at the
+        end of input, or when the batch process died: the worker then stops and is replaced).
+
+        The zygote itself never decodes a batch's tests: decoded and parsed here, they would
+        be freed, not zeroed, and the next problem's programs, forked from this heap, could
+        scan it for them (an earlier problem's inputs may be this one's answers).  The batch
+        process parses them and forks that batch's children; when it exits, its memory goes
+        with it."""
+        r, w = os.pipe()
+        r, w = _high_fd(r), _high_fd(w)
+        pid = self._spawn()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(r)
+                self.batch(body, w)
+                code = 0
+            except BaseException:
+                sys.excepthook(*sys.exc_info())  # to the worker's stderr, as before
+            finally:
+                os._exit(code)
+        os.close(w)
+        body[:] = bytes(len(body))
+        try:
+            nxt = read_raw(r)
+        finally:
+            os.close(r)
+        with suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        self._sweep()
+        self._renew_workdir()  # the batch process remade it: this process's stamps are stale
+        return nxt
+
+    def batch(self, body: bytearray, back: int) -> None:
+        """The batch process: parse the tests, then run the jobs that follow on fd 0 until
+        the next message that is not a job, which goes back to the zygote on ``back``."""
+        if self.libc is not None:
+            self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # its children's orphans
+        zygote, self.pid = self.pid, os.getpid()
+        if os.getppid() != zygote:  # the zygote died before the death signal was set
+            return
+        self.pid_word = b"%d" % self.pid  # its children get the pid after its own
+        # The zygote's buffers are not inherited (MADV_DONTFORK): this process's own.  The
+        # zygote's objects are kept, never freed: freeing one unmaps its range, where the kernel
+        # may just have put the new buffer.
+        self.unmapped = (self.rbuf, self.cbuf)
+        self.rbuf, self.cbuf = _private(READ_BYTES), _private(CELL_BYTES)
+        try:
+            msg = json.loads(body)
+        finally:
+            body[:] = bytes(len(body))
+        self.tests(msg)
+        del msg
+        try:
+            while (raw := read_raw(0)) is not None:
+                if raw.startswith(TESTS_HEAD):
+                    write_all(back, raw_frame(raw))
+                    break
+                try:
+                    msg = json.loads(raw)
+                finally:
+                    raw[:] = bytes(len(raw))
+                if msg["op"] != "job":  # quit
+                    break
+                src = read_raw(0)  # never decoded here: the child decodes its own
+                if src is None:
+                    break
+                try:
+                    self.job(msg["row"], src, msg["idxs"], msg["entry"])
+                finally:
+                    src[:] = bytes(len(src))
+        finally:
+            self._sweep()
+
+    def tests(self, msg: dict) -> None:
+        """A batch's tests (in the batch process): the inputs parsed once, the children's
+        limits refreshed."""
+        self.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
+        if not self.own_ns:  # the uid's count drifts: refreshed per batch
+            self.cfg["nproc"] = msg.get("nproc", self.cfg["nproc"])
+        self.cfg["_rlimits"] = rlimits(self.cfg)
+        self.trim()  # what decoding and parsing the tests freed
+
     # ---------------------------------------------------------------------------- jobs
     def emit(self, rec: list) -> None:
         self.out.append((json.dumps(rec) + "\n").encode())
@@ -688,16 +782,19 @@ class Zygote:
             os.killpg(pid, signal.SIGKILL)
         status = self._wait_killing(pid, pfd)
         self._sweep()
-        # Nothing a program wrote, chmodded or stamped reaches the next: a new directory each,
-        # unless nothing at all changed (no entry, same mtime and ctime: a pristine directory
-        # carries nothing), which saves a rmdir and a mkdir on most programs.
+        self._renew_workdir()
+        return status
+
+    def _renew_workdir(self) -> None:
+        """Nothing a program wrote, chmodded or stamped reaches the next: a new directory each,
+        unless nothing at all changed (no entry, same mtime and ctime: a pristine directory
+        carries nothing), which saves a rmdir and a mkdir on most programs."""
         if not self._pristine():
             if not self.fresh_mb:
                 _wipe(self.base)
             elif _stamp(self.base) != self.stamps[0]:
                 self._restore_base()
             self.cfg["workdir"] = self._fresh_dir()
-        return status
 
     def _restore_base(self) -> None:
         """With a fresh tmpfs per work directory, the directory above it changed.  Nothing can be
@@ -945,6 +1042,13 @@ def _status_kb(field: str) -> int:
     return 0
 
 
+def _high_fd(fd: int) -> int:
+    """``fd`` moved to 100 or above (close-on-exec), clear of the fds a child sets up."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
+    os.close(fd)
+    return high
+
+
 def _pidfd(pid: int) -> int:
     try:
         return os.pidfd_open(pid)
@@ -1042,23 +1146,13 @@ def main() -> None:
     z.emit(["ready", levels, os.getpid(), _status_kb("VmRSS"), z.unreachable, z.leftover])
     z.flush()
     try:
-        while (msg := read_frame(0)) is not None:
-            if msg["op"] == "tests":
-                z.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
-                if not z.own_ns:  # the uid's count drifts: refreshed per batch
-                    z.cfg["nproc"] = msg.get("nproc", z.cfg["nproc"])
-                z.cfg["_rlimits"] = rlimits(z.cfg)
-                z.trim()  # what decoding and parsing the batch's tests freed
-            elif msg["op"] == "job":
-                src = read_raw(0)  # never decoded here: the child decodes its own (``read_raw``)
-                if src is None:
-                    break
-                try:
-                    z.job(msg["row"], src, msg["idxs"], msg["entry"])
-                finally:
-                    src[:] = bytes(len(src))
-            elif msg["op"] == "quit":
-                break
+        # Each tests message starts a batch process that runs the jobs after it (``run_batch``);
+        # anything else here (quit, or a job before any tests) ends the worker.
+        body = read_raw(0)
+        while body is not None and body.startswith(TESTS_HEAD):
+            body = z.run_batch(body)
+        if body is not None:
+            body[:] = bytes(len(body))
     finally:
         z._sweep()
         if z.fresh_mb and z.libc is not None:
