@@ -348,3 +348,135 @@ def test_a_program_closes_its_own_fds_with_close_range(sb):
     )
     t = sb.run([prog], [TestCase("(60,)", "0")], entry_point="f")
     assert t.status.tolist() == [[P]], t.detail
+
+
+# ---------------------------------------------- attacks on the parser (outside attack, v2)
+def _cases(code: str) -> list:
+    return [c if isinstance(c, TestCase) else type(c).__name__ for c in parse_asserts(code, "f")]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # Python runs the last `def check`: the first one (which the parser took) never runs
+        ("def check(c):\n    assert c(1) == 1\ndef check(c):\n    assert c(1) == 2\n", ["2"]),
+        ("def check(c):\n    assert c(1) == 1\nx = 0\ndef check(c):\n    assert c(1) == 2\n",
+         ["InvalidTest", "2"]),
+        # module-level asserts run beside check: they were dropped silently
+        ("assert f(1) == 5\ndef check(c):\n    assert c(1) == 2\n", ["5", "2"]),
+        ("def check(c):\n    assert c(1) == 2\nassert f(1) == 5\n", ["5", "2"]),
+        ("def check(c):\n    assert c(1) == 2\nfor i in range(2):\n    assert f(i) == i\n",
+         ["InvalidTest", "2"]),
+        # the call that runs check is not a test of its own; another call is reported
+        ("def check(c):\n    assert c(1) == 2\ncheck(f)\n", ["2"]),
+        ("def check(c):\n    assert c(1) == 2\ncheck(g)\n", ["InvalidTest", "2"]),
+    ],
+)  # fmt: skip
+def test_the_asserts_are_those_python_runs(code, expected):
+    """The oracle is Python itself: each code, run with a recording ``f`` (and ``check(f)``
+    once, as HumanEval's harness does, unless the code calls it), records the expected values
+    of the asserts it evaluates; the parser gives the same ones, in order, and reports what it
+    cannot read rather than dropping it."""
+    got = _cases(code)
+    assert [c.expected if isinstance(c, TestCase) else c for c in got] == expected
+    if "InvalidTest" in expected:
+        return  # Python runs what the parser reports (a loop, another call): no oracle
+    seen: list = []
+
+    class Recorder:
+        def __init__(self, v):
+            self.v = v
+
+        def __eq__(self, other):
+            seen.append(repr(other))
+            return True
+
+    env: dict = {"f": Recorder}
+    exec(code, env)
+    if "check(f)" not in code:
+        env["check"](env["f"])
+    assert seen == [c.expected for c in got if isinstance(c, TestCase)]
+
+
+@pytest.mark.parametrize("const", ["0.0", "0", "1", "1.0", "''", "()", "b''", "0j", "-0.0"])
+def test_is_takes_true_false_and_none_only(const):
+    """``f(x) is 0.0`` was read as ``f(x) == 0.0`` (``0.0 in (True, False, None)`` holds)
+    and then compared with tolerance; identity with any other constant is not a literal
+    case, so the column is INVALID_TEST, naming why."""
+    (got,) = parse_asserts(f"assert f(1) is {const}\n", "f")
+    assert isinstance(got, InvalidTest) and "identity" in got.reason, got
+
+
+@pytest.mark.parametrize("const", ["True", "False", "None"])
+def test_is_true_false_none_are_cases(const):
+    assert parse_asserts(f"assert f(1) is {const}\n", "f") == [TestCase("(1,)", const)]
+
+
+# Each folds, by Python's rules, to a value whose every later step (canonical text, comparison,
+# hashing) walks far more than its source: the parser stalled without bound (the outside attack
+# waited minutes on the first; `rewardkit sandbox run` never returned).  Each is now an
+# InvalidTest naming the bound, found in milliseconds (the folding stops at the bound).
+BLOWUPS = {
+    "nested repetition of lists": "[[[[0] * 1000] * 1000] * 1000] * 1000",
+    "nested repetition of tuples": "((((0,) * 1000,) * 1000,) * 1000,) * 1000",
+    "repetition of long strings": "['a' * 10000] * 10000",
+    "repetition of bytes": "(b'x' * 10000,) * 10000",
+    "a dict key that hashes a million items": "{((0,) * 1000,) * 1000: 1}",
+    "many repetitions side by side": "[" + ", ".join(["[0] * 9999"] * 200) + "]",
+    "a chain of concatenations": " + ".join(["[[0] * 9999]"] * 50),
+    "a chain too deep to print": " + ".join(["1"] * 2000),  # it crashed the parser
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", list(BLOWUPS))
+@pytest.mark.parametrize("side", ["argument", "expected value"])
+def test_literals_that_expand_without_bound_are_invalid_tests(name, side):
+    expr = BLOWUPS[name]
+    code = f"assert f({expr}) == 1\n" if side == "argument" else f"assert f(1) == {expr}\n"
+    (got,) = parse_asserts(code, "f")
+    assert isinstance(got, InvalidTest), name
+    assert side in got.reason and len(got.reason) < 400, got.reason
+
+
+def test_a_product_of_literals_is_bounded_in_bits_as_a_power_is():
+    """Each product of a chain stays under 10,000 bits (a power already did): without the
+    bound the chain was computed whole and refused later, as an int too long to print."""
+    (got,) = parse_asserts("assert f(" + " * ".join(["2 ** 4999"] * 3) + ") == 1\n", "f")
+    assert isinstance(got, InvalidTest) and "is not a literal" in got.reason, got
+
+
+def test_repetition_within_the_bounds_still_folds():
+    grid = parse_asserts("assert f([[0] * 100] * 100) == [[1] * 3] * 2\n", "f")
+    assert grid == [TestCase(repr(([[0] * 100] * 100,)), "[[1, 1, 1], [1, 1, 1]]")]
+
+
+def test_a_one_argument_input_without_its_comma_names_the_fix(sb):
+    tests = [TestCase("(1)", "1"), TestCase("[1, 2]", "1")]
+    t = sb.run(["def f(x):\n    return x\n"], tests, entry_point="f")
+    assert t.status.tolist() == [[I, I]]
+    assert "(1,)" in t.detail[0, 0] and "([1, 2],)" in t.detail[0, 1], t.detail
+
+
+# What `sys.exit(code)` means is what `python prog.py` does with it: status 0 for None and for
+# ints (bools too) equal to 0, status 1 for anything else (printed). `0.0 in (None, 0)` held,
+# so `sys.exit(0.0)` counted as a clean exit.
+EXITS = ["", "sys.exit()", "sys.exit(0)", "sys.exit(False)", "sys.exit(None)",
+         "sys.exit(0.0)", "sys.exit(-0.0)", "sys.exit('0')", "sys.exit(0j)", "sys.exit(1)",
+         "sys.exit(True)", "raise SystemExit(0.0)", "exit(0.0)", "quit()",
+         "class Z(int):\n    def __eq__(self, o):\n        return True\nsys.exit(Z(3))",
+         "class Z(int):\n    pass\nsys.exit(Z(0))"]  # fmt: skip
+
+
+def test_a_scripts_exit_code_means_what_python_makes_of_it(sb):
+    import subprocess
+    import sys
+
+    progs = [f"import sys\nprint(6)\n{e}\n" for e in EXITS]
+    oracle = [
+        subprocess.run([sys.executable, "-c", p], capture_output=True).returncode == 0
+        for p in progs
+    ]
+    t = sb.run(progs, [StdioTest("", "6\n")])
+    assert [s == P for s in t.status[:, 0]] == oracle, list(zip(EXITS, t.status[:, 0]))
+    assert oracle.count(False) >= 7  # the oracle tells them apart

@@ -8,11 +8,18 @@ assert-style test code parsed into literal cases.
 ``parse_asserts`` reads test code with ``ast`` and never runs it.  It accepts
 ``assert f(<literals>) == <literal>`` (either side), ``assert f(...) is True/False/None``,
 ``assert f(...)`` (→ expected ``True``) and ``assert not f(...)`` (→ ``False``), at module level
-with ``f`` the entry point, or inside ``def check(candidate)`` with ``candidate`` as the
-function (the HumanEval form).  ``assert True`` lines, imports, docstrings and a trailing
-message are ignored.  Anything else (a loop, an assignment, a helper call, a computed argument
-or expected value, a tolerance expression) becomes an :class:`InvalidTest` naming the line and
-why: an INVALID_TEST column, never a silently dropped test.
+with ``f`` the entry point, and inside ``def check(candidate)`` with ``candidate`` as the
+function (the HumanEval form).  As Python runs the code, the module's asserts come first, then
+those of the last ``def check`` (an earlier one is replaced before it runs); a module-level
+``check(f)`` is the call that runs them.  ``assert True`` lines, imports, docstrings and a
+trailing message are ignored.  ``is`` takes ``True``, ``False`` and ``None`` only (identity,
+not equality: ``f(x) is 0.0`` is not ``f(x) == 0.0``).  Arithmetic on literals is folded
+(``[0] * 5``, ``2 ** 10``, ``'ab' + 'c'``) within bounds: 10,000 elements, characters or bits
+per operation, and 100,000 elements and characters for all the operations of one argument or
+expected value, a repeated item counted each time (``[[0] * 1000] * 1000`` is a million).
+Anything else (a loop, an assignment, a helper call, a computed argument or expected value, a
+tolerance expression, a literal past the bounds) becomes an :class:`InvalidTest` naming the
+line and why: an INVALID_TEST column, never a silently dropped test.
 """
 
 from __future__ import annotations
@@ -109,12 +116,34 @@ def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         return [InvalidTest(code[:200], f"test code does not parse ({type(e).__name__})")]
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
-    if checks:
-        fn = checks[0]
-        if len(fn.args.args) != 1 or fn.args.vararg or fn.args.kwonlyargs:
-            return [InvalidTest(f"def check{ast.unparse(fn.args)}", "check() takes one argument")]
-        return _statements(fn.body, fn.args.args[0].arg, code)
-    return _statements(module.body, entry_point, code)
+    # As Python runs the code: the module's statements in order, then ``check(candidate)``,
+    # the last definition of it (an earlier one is replaced before it could run).
+    top = _statements(
+        [n for n in module.body if n not in checks and not _runs_check(n, entry_point)],
+        entry_point,
+        code,
+    )
+    if not checks:
+        return top
+    fn = checks[-1]
+    if len(fn.args.args) != 1 or fn.args.vararg or fn.args.kwonlyargs:
+        return [
+            *top,
+            InvalidTest(f"def check{ast.unparse(fn.args)}"[:300], "check() takes one argument"),
+        ]
+    return top + _statements(fn.body, fn.args.args[0].arg, code)
+
+
+def _runs_check(node: ast.stmt, entry_point: str) -> bool:
+    """``check(<entry point>)`` at module level: the call that runs the asserts parsed."""
+    return (
+        isinstance(node, ast.Expr)
+        and _calls(node.value, "check")
+        and len(node.value.args) == 1  # type: ignore[attr-defined]
+        and not node.value.keywords  # type: ignore[attr-defined]
+        and isinstance(node.value.args[0], ast.Name)  # type: ignore[attr-defined]
+        and node.value.args[0].id == entry_point  # type: ignore[attr-defined]
+    )
 
 
 def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | InvalidTest]:
@@ -127,7 +156,7 @@ def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | I
             continue  # a docstring or a bare constant
         if _is_metadata(node):
             continue
-        source = (ast.get_source_segment(code, node) or ast.unparse(node))[:300]
+        source = (ast.get_source_segment(code, node) or _show(node, 300))[:300]
         if not isinstance(node, ast.Assert):
             kind = _KINDS.get(type(node).__name__, f"a {type(node).__name__} statement")
             out.append(InvalidTest(source, f"{where}: {kind} is not a literal case"))
@@ -168,7 +197,21 @@ class _NotLiteral(Exception):
     pass
 
 
+def _show(node: ast.AST, n: int = 60) -> str:
+    """At most ``n`` characters of ``node``'s code (of a chain too deep to print: its kind)."""
+    try:
+        return ast.unparse(node)[:n]
+    except (RecursionError, MemoryError):
+        return f"<{type(node).__name__} nested too deep to print>"
+
+
 _SINGLE = (True, False, None)  # `is` compares identity: only these constants are literals
+
+
+def _single(node: ast.expr) -> bool:
+    """``True``, ``False`` or ``None`` itself (by identity: ``0.0 in _SINGLE`` holds, since
+    ``0.0 == False``, and ``f(x) is 0.0`` is not ``f(x) == 0.0``)."""
+    return isinstance(node, ast.Constant) and any(node.value is c for c in _SINGLE)
 
 
 def _case(test: ast.expr, name: str) -> TestCase:
@@ -182,10 +225,13 @@ def _case(test: ast.expr, name: str) -> TestCase:
             if _calls(right, name) and not _calls(left, name):
                 left, right = right, left
             return _call_case(left, name, _literal(right, "expected value"))
-        if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value in _SINGLE:
+        if isinstance(op, ast.Is) and _single(right):
+            assert isinstance(right, ast.Constant)
             return _call_case(left, name, right.value)
+        if isinstance(op, ast.Is):
+            raise _NotLiteral("`is` compares identity: only `is True`, `is False`, `is None`")
         raise _NotLiteral(f"the comparison {type(op).__name__} is not == (or `is` a constant)")
-    raise _NotLiteral(f"`{ast.unparse(test)[:60]}` is not `{name}(...) == literal`")
+    raise _NotLiteral(f"`{_show(test)}` is not `{name}(...) == literal`")
 
 
 def _calls(node: ast.expr, name: str) -> bool:
@@ -194,7 +240,7 @@ def _calls(node: ast.expr, name: str) -> bool:
 
 def _call_case(call: ast.expr, name: str, expected: object) -> TestCase:
     if not _calls(call, name):
-        raise _NotLiteral(f"`{ast.unparse(call)[:60]}` is not a call of {name}")
+        raise _NotLiteral(f"`{_show(call)}` is not a call of {name}")
     assert isinstance(call, ast.Call)
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         raise _NotLiteral("keyword or starred arguments")
@@ -211,30 +257,67 @@ def _literal(node: ast.expr, what: str) -> object:
     ``complex`` and every other expression are not literals."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id in ("nan", "inf"):
-            raise _NotLiteral(f"{what} `{ast.unparse(node)[:60]}` names a variable")
+            raise _NotLiteral(f"{what} `{_show(node)}` names a variable")
     try:
-        return _fold(node)
+        return _fold(node, [FOLD_TOTAL])
+    except _TooLarge as e:
+        raise _NotLiteral(f"{what} `{_show(node)}` {e.args[0]}") from None
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, ArithmeticError):
-        raise _NotLiteral(f"{what} `{ast.unparse(node)[:60]}` is not a literal") from None
+        raise _NotLiteral(f"{what} `{_show(node)}` is not a literal") from None
 
 
-FOLD_CAP = 10_000  # elements / characters / bits a folded operation may produce
+FOLD_CAP = 10_000  # elements / characters / bits one folded operation may produce
+# Elements and characters all the operations of one literal may produce together, counting a
+# repeated item each time it is repeated: ``[[0] * 1000] * 1000`` is a million, although it
+# holds two lists (every later step, comparing, hashing, printing, walks the million).
+FOLD_TOTAL = 100_000
 
 
-def _fold(node: ast.expr) -> object:
+class _TooLarge(ValueError):
+    pass
+
+
+def _fold(node: ast.expr, left: list[int]) -> object:
+    """The folded value; ``left[0]`` is what the operations may still produce (FOLD_TOTAL)."""
     if isinstance(node, ast.Tuple):
-        return tuple(_fold(e) for e in node.elts)
+        return tuple(_fold(e, left) for e in node.elts)
     if isinstance(node, ast.List):
-        return [_fold(e) for e in node.elts]
+        return [_fold(e, left) for e in node.elts]
     if isinstance(node, ast.Dict) and None not in node.keys:
-        return {_fold(k): _fold(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        return {_fold(k, left): _fold(v, left) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _fold(node.operand)
+        v = _fold(node.operand, left)
         if type(v) in (int, float, complex):
             return -v if isinstance(node.op, ast.USub) else v  # type: ignore[operator]
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        return _binop(node.op, _fold(node.left), _fold(node.right))
+        out = _binop(node.op, _fold(node.left, left), _fold(node.right, left))
+        if type(out) in (str, bytes, list, tuple):
+            left[0] -= _size(out, left[0])
+            if left[0] < 0:
+                raise _TooLarge(f"folds to more than {FOLD_TOTAL:,} elements and characters")
+        return out
     return parse_literal(ast.unparse(node))  # constants, sets, set() / frozenset() / complex()
+
+
+def _size(value: object, cap: int) -> int:
+    """Elements and characters of ``value``, a repeated item counted each time it appears (as
+    walking it sees it); the count stops once past ``cap``."""
+    n, stack = 0, [value]
+    while stack and n <= cap:
+        v = stack.pop()
+        t = type(v)
+        if t in (str, bytes):
+            n += len(v)  # type: ignore[arg-type]
+        elif t in (list, tuple):
+            n += 1
+            stack.extend(v)  # type: ignore[arg-type]
+        elif t is dict:
+            n += 1
+            for k, x in v.items():  # type: ignore[attr-defined]
+                stack += (k, x)
+        else:
+            n += 1
+    return n
 
 
 _OPS = {ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow}
@@ -249,7 +332,7 @@ def _binop(op: ast.operator, a: Any, b: Any) -> Any:
             if ta is int and tb is int and abs(x) > 1 and y * max(x.bit_length(), 1) > FOLD_CAP:
                 raise ValueError("power too large")
             return x**y
-        return {
+        out = {
             ast.Add: lambda: x + y,
             ast.Sub: lambda: x - y,
             ast.Mult: lambda: x * y,
@@ -257,6 +340,9 @@ def _binop(op: ast.operator, a: Any, b: Any) -> Any:
             ast.FloorDiv: lambda: x // y,
             ast.Mod: lambda: x % y,
         }[type(op)]()
+        if type(out) is int and out.bit_length() > FOLD_CAP:  # a chain of products grows it
+            raise ValueError("integer too large")
+        return out
     if isinstance(op, ast.Add) and ta is tb and ta in (str, bytes, list, tuple):
         if len(a) + len(b) > FOLD_CAP:
             raise ValueError("sequence too long")

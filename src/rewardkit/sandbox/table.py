@@ -124,7 +124,14 @@ def _prepare(t: AnyTest) -> tuple[str, Any, str, str]:
     check_test_literal(t.expected)
     args = parse_literal(t.input)
     if type(args) is not tuple:
-        raise ValueError(f"input must be a tuple literal, got {type(args).__name__}")
+        text = t.input.strip()
+        if text[:1] == "(" and text[-1:] == ")":  # "(1)": the parentheses of an expression
+            text = text[1:-1].strip()
+        one = f"({text},)" if len(text) <= 60 else "(x,)"
+        raise ValueError(
+            f"input must be the literal of the argument tuple, got {type(args).__name__}: "
+            f"one argument is written {one} (the trailing comma makes the tuple)"
+        )
     exp_text = canon(parse_literal(t.expected))
     tree = parse_bounded(exp_text) if len(exp_text) <= TEXT_CAP else _BY_HASH
     sha = hashlib.sha256(exp_text.encode()).hexdigest()
