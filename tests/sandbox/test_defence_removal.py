@@ -227,22 +227,23 @@ def test_network_each_layer_holds_alone_and_without_both_a_host_listener_is_reac
 HOLDER = (
     "import threading, time\nthreading.stack_size(1 << 16)\n"
     "def f(x):\n    for _ in range(300):\n        try:\n"
-    "            threading.Thread(target=time.sleep, args=(2.0,), daemon=True).start()\n"
-    "        except Exception:\n            break\n    time.sleep(1.5)\n    return 'held'\n"
-)  # holds the process cap (64 tasks of its uid) for 1.5 s
-THREADED_VICTIM = (  # starts a thread again and again for 1.2 s: it meets the holder's hold
+    "            threading.Thread(target=time.sleep, args=(3.5,), daemon=True).start()\n"
+    "        except Exception:\n            break\n    time.sleep(3.0)\n    return 'held'\n"
+)  # holds the process cap (64 tasks of its uid) for 3 s
+THREADED_VICTIM = (  # starts a thread again and again for 2 s: it meets the holder's hold
     "import threading, time\n"  # even when a loaded machine starts the holder late
-    "def f(x):\n    end = time.monotonic() + 1.2\n    while time.monotonic() < end:\n"
+    "def f(x):\n    end = time.monotonic() + 2.0\n    while time.monotonic() < end:\n"
     "        out = []\n        t = threading.Thread(target=out.append, args=('held',))\n"
     "        t.start()\n        t.join()\n        time.sleep(0.01)\n    return out[0]\n"
 )
 
 
 def _victims_beside_a_holder() -> list[tuple[Status, str]]:
-    with _start(Sandbox(timeout_s=3.0, memory_mb=256, workers=2)) as box:
+    with _start(Sandbox(timeout_s=5.0, memory_mb=256, workers=2)) as box:
         # Row 0 (the holder) and row 1 go to the first worker; the other rows run on the
-        # second worker, the first of them while the holder holds its threads (1.5 s from its
-        # start), each victim trying for 1.2 s.
+        # second worker, the first of them while the holder holds its threads (3 s from its
+        # start), each victim trying for 2 s (a loaded machine once slowed a 1.5 s hold and
+        # 1.2 s tries enough that no victim met the hold).
         t = box.run([HOLDER, *[THREADED_VICTIM] * 4], HELD, entry_point="f")
     return [(Status(int(s)), str(d)) for s, d in zip(t.status[2:, 0], t.detail[2:, 0])]
 
