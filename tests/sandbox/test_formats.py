@@ -480,3 +480,35 @@ def test_a_scripts_exit_code_means_what_python_makes_of_it(sb):
     t = sb.run(progs, [StdioTest("", "6\n")])
     assert [s == P for s in t.status[:, 0]] == oracle, list(zip(EXITS, t.status[:, 0]))
     assert oracle.count(False) >= 7  # the oracle tells them apart
+
+
+HUGE_HEX = "0x" + "f" * 4000  # parses (hex has no digit limit), prints past Python's 4,300 digits
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        f"assert f({HUGE_HEX}) == 1\n",
+        f"assert f(1) == {HUGE_HEX}\n",
+        f"def check(candidate):\n    assert candidate(1) == {HUGE_HEX}\n",
+        f"assert g({HUGE_HEX})\n",
+        f"assert f(1) == [{HUGE_HEX}] * 2\n",
+    ],
+)
+def test_a_number_too_long_to_print_is_an_invalid_test_not_an_exception(code):
+    """The reason's text printed the expression, and printing the int raised ValueError out of
+    ``parse_asserts`` (outside attack): the whole file failed instead of one column."""
+    (got,) = parse_asserts(code, "f")
+    assert isinstance(got, InvalidTest) and "too long to print" in got.reason, got
+
+
+def test_the_folding_of_one_test_code_is_bounded_in_all():
+    """200 asserts each folding 90,000 items made 54 MB of case text from 6 KB of code in 10 s
+    (outside attack); the code's literals now share 1,000,000: the first eleven fold, the rest
+    are INVALID_TEST naming the shared bound."""
+    got = parse_asserts("assert f([[0] * 300] * 300) == 0\n" * 200, "f")
+    ok = [c for c in got if isinstance(c, TestCase)]
+    assert len(ok) == 11 and len(got) == 200
+    assert all("for all the test code's literals" in c.reason for c in got[11:]), got[11]
+    many = parse_asserts("assert f(" + ", ".join(["[[0] * 300] * 300"] * 200) + ") == 0\n", "f")
+    assert isinstance(many[0], InvalidTest)

@@ -118,10 +118,12 @@ def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
     # As Python runs the code: the module's statements in order, then ``check(candidate)``,
     # the last definition of it (an earlier one is replaced before it could run).
+    budget = [CODE_TOTAL]  # what the folding of all the code's literals may still produce
     top = _statements(
         [n for n in module.body if n not in checks and not _runs_check(n, entry_point)],
         entry_point,
         code,
+        budget,
     )
     if not checks:
         return top
@@ -131,7 +133,7 @@ def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
             *top,
             InvalidTest(f"def check{ast.unparse(fn.args)}"[:300], "check() takes one argument"),
         ]
-    return top + _statements(fn.body, fn.args.args[0].arg, code)
+    return top + _statements(fn.body, fn.args.args[0].arg, code, budget)
 
 
 def _runs_check(node: ast.stmt, entry_point: str) -> bool:
@@ -146,7 +148,9 @@ def _runs_check(node: ast.stmt, entry_point: str) -> bool:
     )
 
 
-def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | InvalidTest]:
+def _statements(
+    body: list[ast.stmt], name: str, code: str, budget: list[int]
+) -> list[TestCase | InvalidTest]:
     out: list[TestCase | InvalidTest] = []
     for node in body:
         where = f"line {node.lineno}"
@@ -164,7 +168,7 @@ def _statements(body: list[ast.stmt], name: str, code: str) -> list[TestCase | I
         if isinstance(node.test, ast.Constant) and node.test.value is True:
             continue  # `assert True, "..."`: checks nothing
         try:
-            out.append(_case(node.test, name))
+            out.append(_case(node.test, name, budget))
         except _NotLiteral as e:
             out.append(InvalidTest(source, f"{where}: {e.args[0]}"))
     return out
@@ -203,6 +207,8 @@ def _show(node: ast.AST, n: int = 60) -> str:
         return ast.unparse(node)[:n]
     except (RecursionError, MemoryError):
         return f"<{type(node).__name__} nested too deep to print>"
+    except ValueError:  # an int constant past Python's 4,300 digits (0xfff… parses, not prints)
+        return f"<{type(node).__name__} with a number too long to print>"
 
 
 _SINGLE = (True, False, None)  # `is` compares identity: only these constants are literals
@@ -214,20 +220,20 @@ def _single(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and any(node.value is c for c in _SINGLE)
 
 
-def _case(test: ast.expr, name: str) -> TestCase:
+def _case(test: ast.expr, name: str, budget: list[int]) -> TestCase:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _call_case(test.operand, name, False)
+        return _call_case(test.operand, name, False, budget)
     if isinstance(test, ast.Call):
-        return _call_case(test, name, True)
+        return _call_case(test, name, True, budget)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, left, right = test.ops[0], test.left, test.comparators[0]
         if isinstance(op, ast.Eq):
             if _calls(right, name) and not _calls(left, name):
                 left, right = right, left
-            return _call_case(left, name, _literal(right, "expected value"))
+            return _call_case(left, name, _literal(right, "expected value", budget), budget)
         if isinstance(op, ast.Is) and _single(right):
             assert isinstance(right, ast.Constant)
-            return _call_case(left, name, right.value)
+            return _call_case(left, name, right.value, budget)
         if isinstance(op, ast.Is):
             raise _NotLiteral("`is` compares identity: only `is True`, `is False`, `is None`")
         raise _NotLiteral(f"the comparison {type(op).__name__} is not == (or `is` a constant)")
@@ -238,32 +244,41 @@ def _calls(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
 
-def _call_case(call: ast.expr, name: str, expected: object) -> TestCase:
+def _call_case(call: ast.expr, name: str, expected: object, budget: list[int]) -> TestCase:
     if not _calls(call, name):
         raise _NotLiteral(f"`{_show(call)}` is not a call of {name}")
     assert isinstance(call, ast.Call)
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         raise _NotLiteral("keyword or starred arguments")
-    args = tuple(_literal(a, "argument") for a in call.args)
+    args = tuple(_literal(a, "argument", budget) for a in call.args)
     try:
         return TestCase(canon(args, ordered=True), canon(expected))
     except Exception as e:  # Unserialisable, ValueError (an int over 4300 digits)
         raise _NotLiteral(f"not a plain value ({type(e).__name__})") from None
 
 
-def _literal(node: ast.expr, what: str) -> object:
+def _literal(node: ast.expr, what: str, budget: list[int]) -> object:
     """The value of a literal, folding arithmetic on literals (``3 * 19``, ``'ab' + 'c'``,
     ``0 ** 0``) with bounded sizes; names, calls of anything but ``set`` / ``frozenset`` /
     ``complex`` and every other expression are not literals."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id in ("nan", "inf"):
             raise _NotLiteral(f"{what} `{_show(node)}` names a variable")
+    start = min(FOLD_TOTAL, budget[0])
+    left = [start]
     try:
-        return _fold(node, [FOLD_TOTAL])
-    except _TooLarge as e:
-        raise _NotLiteral(f"{what} `{_show(node)}` {e.args[0]}") from None
+        value = _fold(node, left)
+    except _TooLarge:
+        bound = (
+            f"{FOLD_TOTAL:,} elements and characters"
+            if start == FOLD_TOTAL
+            else f"what is left of {CODE_TOTAL:,} for all the test code's literals"
+        )
+        raise _NotLiteral(f"{what} `{_show(node)}` folds to more than {bound}") from None
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, ArithmeticError):
         raise _NotLiteral(f"{what} `{_show(node)}` is not a literal") from None
+    budget[0] -= start - left[0]
+    return value
 
 
 FOLD_CAP = 10_000  # elements / characters / bits one folded operation may produce
@@ -271,6 +286,9 @@ FOLD_CAP = 10_000  # elements / characters / bits one folded operation may produ
 # repeated item each time it is repeated: ``[[0] * 1000] * 1000`` is a million, although it
 # holds two lists (every later step, comparing, hashing, printing, walks the million).
 FOLD_TOTAL = 100_000
+# The same for all the literals of one test code: 200 asserts of 90,000 each made 54 MB of case
+# text from 6 KB of code (an outside attack).
+CODE_TOTAL = 1_000_000
 
 
 class _TooLarge(ValueError):
@@ -294,7 +312,7 @@ def _fold(node: ast.expr, left: list[int]) -> object:
         if type(out) in (str, bytes, list, tuple):
             left[0] -= _size(out, left[0])
             if left[0] < 0:
-                raise _TooLarge(f"folds to more than {FOLD_TOTAL:,} elements and characters")
+                raise _TooLarge
         return out
     return parse_literal(ast.unparse(node))  # constants, sets, set() / frozenset() / complex()
 
