@@ -447,8 +447,90 @@ def test_a_product_of_literals_is_bounded_in_bits_as_a_power_is():
 
 
 def test_repetition_within_the_bounds_still_folds():
-    grid = parse_asserts("assert f([[0] * 100] * 100) == [[1] * 3] * 2\n", "f")
-    assert grid == [TestCase(repr(([[0] * 100] * 100,)), "[[1, 1, 1], [1, 1, 1]]")]
+    grid = parse_asserts("assert f(((0,) * 100,) * 100) == [1] * 3 + [2]\n", "f")
+    assert grid == [TestCase(repr((((0,) * 100,) * 100,)), "[1, 1, 1, 2]")]
+
+
+@pytest.mark.parametrize(
+    "expr", ["[[0] * 2] * 2", "([0],) * 3", "[{1: 2}] * 2", "[({0},)] * 2", "[(0, [1])] * 2"]
+)
+def test_repeating_a_mutable_item_is_not_a_literal_case(expr):
+    """``[[0] * 2] * 2`` is one list twice in Python: a program that sets ``g[0][0] = 1`` and
+    returns ``g`` gives ``[[1, 0], [1, 0]]`` there, while the case's literal holds two lists
+    (outside attack: the parsed expected value and Python's disagreed). Such a repetition is
+    INVALID_TEST; repeating immutable items (numbers, strings, tuples of them) folds."""
+    (got,) = parse_asserts(f"assert f({expr}) == 1\n", "f")
+    assert isinstance(got, InvalidTest) and "mutable" in got.reason, got
+    env: dict = {}
+    exec(f"g = {expr}", env)  # the oracle: Python's value does alias
+    g = env["g"]
+    assert any(g[0] is g[k] for k in range(1, len(g))) or g[0][-1] is g[1][-1]
+
+
+@pytest.mark.parametrize(
+    "expr", ["1e999 - 1e999", "[0 * 1e999]", "{1: 1e999 * 0}", "(1, (2, -(1e999 - 1e999)))"]
+)
+def test_an_expected_nan_is_not_a_case(expr):
+    """Python's ``==`` is False for a NaN whatever it is compared with, so the assert fails
+    for every program; read as a case, a program returning NaN passed it."""
+    env: dict = {}
+    exec(f"e = {expr}", env)
+    assert env["e"] != eval(expr)  # the oracle: no value equals it, itself recomputed included
+    (got,) = parse_asserts(f"assert f(1) == {expr}\n", "f")
+    assert isinstance(got, InvalidTest) and "NaN" in got.reason, got
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from builtins import list as set\nassert f(2) == set([1, 2])\n",
+        "from fractions import Fraction as complex\nassert f(1) == complex(1, 2)\n",
+        "from operator import neg as f\nassert f(1) == -1\n",
+        "import f\nassert f(1) == 1\n",
+        "from math import *\nassert f(1) == 1\n",
+        "def check(c):\n    from operator import neg as c\n    assert c(1) == -1\n",
+        "def check(c):\n    import builtins as c\n    assert c(1) == 1\n",
+        "from builtins import frozenset as check\nassert f(1) == 1\n",
+    ],
+)
+def test_an_import_that_rebinds_a_name_the_cases_read_makes_the_code_unreadable(code):
+    """The cases read ``set``, ``frozenset``, ``complex``, the entry point and check's
+    parameter as Python's own; an import that rebinds one (or a star import, which may) changes
+    what the asserts mean: the code is one InvalidTest naming the import."""
+    got = parse_asserts(code, "f")
+    assert len(got) == 1 and isinstance(got[0], InvalidTest) and "import" in got[0].reason, got
+
+
+def test_check_called_at_module_level_runs_the_definition_before_it():
+    """Python runs the check defined last *before* the call; the harness then runs the last
+    one. Both sets of asserts are cases, in that order, and a call before any definition is
+    INVALID_TEST (a NameError in Python)."""
+    code = (
+        "def check(c):\n    assert c(1) == 999\n\ncheck(f)\n\n"
+        "def check(c):\n    assert c(1) == 2\ncheck(f)\n"
+    )
+    assert parse_asserts(code, "f") == [TestCase("(1,)", "999"), TestCase("(1,)", "2")]
+    got = parse_asserts("check(f)\ndef check(c):\n    assert c(1) == 2\n", "f")
+    assert isinstance(got[0], InvalidTest) and "not defined yet" in got[0].reason
+    assert got[1:] == [TestCase("(1,)", "2")]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "@staticmethod\ndef check(candidate):",
+        "def check(candidate=f(1)):",
+        "def check(candidate: f(1)):",
+        "def check(candidate) -> f(1):",
+    ],
+)
+def test_what_runs_when_check_is_defined_is_not_read_as_nothing(head):
+    """Decorators, defaults and annotations run when ``check`` is defined (they may call the
+    program and assert on it in their own way): the check is INVALID_TEST rather than its
+    asserts read without them."""
+    got = parse_asserts(head + "\n    assert candidate(1) == 2\n", "f")
+    assert len(got) == 1 and isinstance(got[0], InvalidTest), got
+    assert "when it is defined" in got[0].reason
 
 
 def test_a_one_argument_input_without_its_comma_names_the_fix(sb):
@@ -506,9 +588,9 @@ def test_the_folding_of_one_test_code_is_bounded_in_all():
     """200 asserts each folding 90,000 items made 54 MB of case text from 6 KB of code in 10 s
     (outside attack); the code's literals now share 1,000,000: the first eleven fold, the rest
     are INVALID_TEST naming the shared bound."""
-    got = parse_asserts("assert f([[0] * 300] * 300) == 0\n" * 200, "f")
+    got = parse_asserts("assert f(((0,) * 300,) * 300) == 0\n" * 200, "f")
     ok = [c for c in got if isinstance(c, TestCase)]
     assert len(ok) == 11 and len(got) == 200
     assert all("for all the test code's literals" in c.reason for c in got[11:]), got[11]
-    many = parse_asserts("assert f(" + ", ".join(["[[0] * 300] * 300"] * 200) + ") == 0\n", "f")
+    many = parse_asserts("assert f(" + ", ".join(["((0,) * 300,) * 300"] * 200) + ") == 0\n", "f")
     assert isinstance(many[0], InvalidTest)

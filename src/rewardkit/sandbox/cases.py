@@ -9,14 +9,18 @@ assert-style test code parsed into literal cases.
 ``assert f(<literals>) == <literal>`` (either side), ``assert f(...) is True/False/None``,
 ``assert f(...)`` (→ expected ``True``) and ``assert not f(...)`` (→ ``False``), at module level
 with ``f`` the entry point, and inside ``def check(candidate)`` with ``candidate`` as the
-function (the HumanEval form).  As Python runs the code, the module's asserts come first, then
-those of the last ``def check`` (an earlier one is replaced before it runs); a module-level
-``check(f)`` is the call that runs them.  ``assert True`` lines, imports, docstrings and a
-trailing message are ignored.  ``is`` takes ``True``, ``False`` and ``None`` only (identity,
-not equality: ``f(x) is 0.0`` is not ``f(x) == 0.0``).  Arithmetic on literals is folded
-(``[0] * 5``, ``2 ** 10``, ``'ab' + 'c'``) within bounds: 10,000 elements, characters or bits
-per operation, and 100,000 elements and characters for all the operations of one argument or
-expected value, a repeated item counted each time (``[[0] * 1000] * 1000`` is a million).
+function (the HumanEval form).  As Python runs the code: the module's asserts in order (a
+module-level ``check(f)`` runs the ``check`` defined last before it), then those of the last
+``def check``, which the harness calls.  What a literal case cannot say is an InvalidTest, not
+another case: a ``check`` with decorators, defaults or annotations, an expected NaN, a
+repeated mutable item (``[[0] * 2] * 2`` is one list twice), and an import that rebinds a
+name the cases read (then the whole code is one InvalidTest).  ``assert True`` lines,
+imports, docstrings and a trailing message are ignored.  ``is`` takes ``True``, ``False`` and
+``None`` only (identity, not equality: ``f(x) is 0.0`` is not ``f(x) == 0.0``).  Arithmetic
+on literals is folded (``[0] * 5``, ``2 ** 10``, ``'ab' + 'c'``) within bounds: 10,000
+elements, characters or bits per operation; 100,000 elements and characters for all the
+operations of one argument or expected value, a repeated item counted each time
+(``((0,) * 1000,) * 1000`` is a million); 1,000,000 for all the literals of the code.
 Anything else (a loop, an assignment, a helper call, a computed argument or expected value, a
 tolerance expression, a literal past the bounds) becomes an :class:`InvalidTest` naming the
 line and why: an INVALID_TEST column, never a silently dropped test.
@@ -115,25 +119,75 @@ def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
         module = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         return [InvalidTest(code[:200], f"test code does not parse ({type(e).__name__})")]
+    rebound = _rebinding_import(module, entry_point, code)
+    if rebound is not None:
+        return [rebound]
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
-    # As Python runs the code: the module's statements in order, then ``check(candidate)``,
-    # the last definition of it (an earlier one is replaced before it could run).
+    # As Python runs the code: the module's statements in order (a ``check(f)`` among them runs
+    # the ``check`` defined last before it), then the harness's ``check(candidate)``, which runs
+    # the last definition (an earlier one is replaced before the harness calls it).
     budget = [CODE_TOTAL]  # what the folding of all the code's literals may still produce
-    top = _statements(
-        [n for n in module.body if n not in checks and not _runs_check(n, entry_point)],
-        entry_point,
-        code,
-        budget,
-    )
-    if not checks:
-        return top
-    fn = checks[-1]
-    if len(fn.args.args) != 1 or fn.args.vararg or fn.args.kwonlyargs:
+    out: list[TestCase | InvalidTest] = []
+    current: ast.FunctionDef | None = None
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and any(node is c for c in checks):
+            current = node
+        elif _runs_check(node, entry_point):
+            if current is None:
+                source = (ast.get_source_segment(code, node) or "check(...)")[:300]
+                out.append(InvalidTest(source, f"line {node.lineno}: check is not defined yet"))
+            elif current is not checks[-1]:
+                out += _check_cases(current, code, budget)  # that definition runs here
+            # a call of the last definition: the harness's own call (below) stands for it
+        else:
+            out += _statements([node], entry_point, code, budget)
+    if checks:
+        out += _check_cases(checks[-1], code, budget)
+    return out
+
+
+# Names the cases read as Python's own: an import that rebinds one changes what they mean.
+_READ_NAMES = ("set", "frozenset", "complex", "check")
+
+
+def _rebinding_import(module: ast.Module, entry_point: str, code: str) -> InvalidTest | None:
+    """An import (anywhere in the code) that binds the entry point or a name the cases read
+    (``from builtins import list as set``), or any name at all (``from m import *``): the
+    asserts then mean what a literal case cannot say, and the whole code is one InvalidTest."""
+    read = {*_READ_NAMES, entry_point}
+    for top in module.body:  # check's parameter (``candidate``): rebound, it is not the program
+        if isinstance(top, ast.FunctionDef) and top.name == "check":
+            read.update(p.arg for p in top.args.posonlyargs + top.args.args)
+    for node in ast.walk(module):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        bound = [a.asname or a.name.split(".")[0] for a in node.names]
+        hit = [b for b in bound if b == "*" or b in read]
+        if hit:
+            source = (ast.get_source_segment(code, node) or "import")[:300]
+            what = "may rebind any name" if hit[0] == "*" else f"rebinds `{hit[0]}`"
+            return InvalidTest(
+                source,
+                f"line {node.lineno}: the import {what}, which the asserts use as Python's "
+                "own: the test code cannot be read as literal cases",
+            )
+    return None
+
+
+def _check_cases(fn: ast.FunctionDef, code: str, budget: list[int]) -> list[TestCase | InvalidTest]:
+    """The cases of a ``def check(candidate)``, as it runs when called."""
+    a, where = fn.args, f"line {fn.lineno}"
+    params = a.posonlyargs + a.args
+    if len(params) != 1 or a.vararg or a.kwonlyargs or a.kwarg:
+        return [InvalidTest(f"def check({_show(a)})"[:300], f"{where}: check() takes one argument")]
+    if fn.decorator_list or a.defaults or fn.returns or params[0].annotation:
         return [
-            *top,
-            InvalidTest(f"def check{ast.unparse(fn.args)}"[:300], "check() takes one argument"),
+            InvalidTest(
+                f"def check({_show(a)})"[:300],
+                f"{where}: check's decorators, default or annotations run when it is defined",
+            )
         ]
-    return top + _statements(fn.body, fn.args.args[0].arg, code, budget)
+    return _statements(fn.body, params[0].arg, code, budget)
 
 
 def _runs_check(node: ast.stmt, entry_point: str) -> bool:
@@ -230,7 +284,7 @@ def _case(test: ast.expr, name: str, budget: list[int]) -> TestCase:
         if isinstance(op, ast.Eq):
             if _calls(right, name) and not _calls(left, name):
                 left, right = right, left
-            return _call_case(left, name, _literal(right, "expected value", budget), budget)
+            return _call_case(left, name, _expected(right, budget), budget)
         if isinstance(op, ast.Is) and _single(right):
             assert isinstance(right, ast.Constant)
             return _call_case(left, name, right.value, budget)
@@ -257,6 +311,31 @@ def _call_case(call: ast.expr, name: str, expected: object, budget: list[int]) -
         raise _NotLiteral(f"not a plain value ({type(e).__name__})") from None
 
 
+def _expected(node: ast.expr, budget: list[int]) -> object:
+    value = _literal(node, "expected value", budget)
+    if _has_nan(value):
+        raise _NotLiteral(
+            f"expected value `{_show(node)}` holds a NaN, which equals nothing: in Python the "
+            "assert fails whatever the function returns"
+        )
+    return value
+
+
+def _has_nan(value: object) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t in (float, complex) and v != v:
+            return True
+        if t in (list, tuple, set, frozenset):
+            stack.extend(v)  # type: ignore[arg-type]
+        elif t is dict:
+            stack.extend(v.keys())  # type: ignore[attr-defined]
+            stack.extend(v.values())  # type: ignore[attr-defined]
+    return False
+
+
 def _literal(node: ast.expr, what: str, budget: list[int]) -> object:
     """The value of a literal, folding arithmetic on literals (``3 * 19``, ``'ab' + 'c'``,
     ``0 ** 0``) with bounded sizes; names, calls of anything but ``set`` / ``frozenset`` /
@@ -275,6 +354,11 @@ def _literal(node: ast.expr, what: str, budget: list[int]) -> object:
             else f"what is left of {CODE_TOTAL:,} for all the test code's literals"
         )
         raise _NotLiteral(f"{what} `{_show(node)}` folds to more than {bound}") from None
+    except _Aliased:
+        raise _NotLiteral(
+            f"{what} `{_show(node)}` repeats a mutable item: in Python the copies are one "
+            "object (`[[0] * 2] * 2` is one list twice), which a literal case cannot carry"
+        ) from None
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, ArithmeticError):
         raise _NotLiteral(f"{what} `{_show(node)}` is not a literal") from None
     budget[0] -= start - left[0]
@@ -293,6 +377,21 @@ CODE_TOTAL = 1_000_000
 
 class _TooLarge(ValueError):
     pass
+
+
+class _Aliased(ValueError):
+    pass
+
+
+def _holds_mutable(seq: object) -> bool:
+    stack = [seq]
+    while stack:
+        v = stack.pop()
+        if type(v) in (list, dict, set):
+            return True
+        if type(v) is tuple:
+            stack.extend(v)
+    return False
 
 
 def _fold(node: ast.expr, left: list[int]) -> object:
@@ -369,5 +468,7 @@ def _binop(op: ast.operator, a: Any, b: Any) -> Any:
         seq, n = (a, b) if tb is int else (b, a)
         if len(seq) * max(n, 0) > FOLD_CAP:
             raise ValueError("sequence too long")
+        if n > 1 and any(_holds_mutable(item) for item in seq):
+            raise _Aliased
         return seq * n
     raise ValueError(f"{type(op).__name__} of {ta.__name__} and {tb.__name__}")
