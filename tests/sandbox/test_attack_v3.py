@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewardkit.sandbox import Status, TestCase, _child
+from rewardkit.sandbox import Sandbox, Status, TestCase, _child
 
 from .test_attack_v2 import _SCAN, PATHS, _box
 
@@ -411,3 +411,20 @@ def test_a_level_one_worker_could_not_verify_is_not_claimed(monkeypatch, open_di
     assert len(set(pids)) > 1, pids  # the second worker's programs do not get the reset pid
     assert "pid-reset" not in levels, levels
     assert {"pid-ns", "bwrap", "seccomp-allowlist"} <= set(levels), levels
+
+
+# ------------------------------------- (g) a batch whose tests take long to parse is not lost
+@pytest.mark.slow
+def test_a_batch_that_takes_long_to_parse_is_not_taken_for_a_stalled_worker():
+    """12 tests of 810 KB each take the batch process ~16 s to parse, past the pool's stall
+    limit at a 0.5 s budget (12.6 s): the silent worker was replaced, the tests sent again,
+    and so on, a cell lost per cycle (outside attack: an honest program CRASH on all 20 tests
+    of such a file, 339 s). The batch process now says it is alive every second while it
+    parses: every cell PASS, no worker replaced."""
+    big = repr(((0,) * 300,) * 300)
+    tests = [TestCase(f"({big}, {big}, {big}, {k})", str(k)) for k in range(12)]
+    with Sandbox(workers=1, timeout_s=0.5) as box:
+        workers = box._pool.worker_pids()  # type: ignore[union-attr]
+        table = box.run(["def f(a, b, c, k):\n    return k\n"], tests, entry_point="f")
+        assert box._pool.worker_pids() == workers  # type: ignore[union-attr]
+    assert [Status(int(s)).name for s in table.status[0]] == ["PASS"] * 12, table.detail

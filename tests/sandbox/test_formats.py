@@ -3,6 +3,7 @@ parsed into literal cases, and what cannot be parsed reported as INVALID_TEST.""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 
@@ -594,3 +595,32 @@ def test_the_folding_of_one_test_code_is_bounded_in_all():
     assert all("for all the test code's literals" in c.reason for c in got[11:]), got[11]
     many = parse_asserts("assert f(" + ", ".join(["((0,) * 300,) * 300"] * 200) + ") == 0\n", "f")
     assert isinstance(many[0], InvalidTest)
+
+
+_STMT = st.sampled_from(
+    ["assert f(1) == 1", "x = 'é€😀'", "assert f('ü' * 3) == 'x'", "for i in r:\n    assert f(i)",
+     "assert f(\n    [1,\n     2]) == 3", "y = 1; assert f(2) == 2", "assert  f( 'a\\tb' )"]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_STMT, min_size=1, max_size=8), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_the_source_of_each_statement_is_what_ast_cuts(stmts, newline):
+    """The reason's source text is cut from lines split once; ``ast.get_source_segment`` is the
+    oracle, on any mix of multi-line statements, non-ASCII text and line endings."""
+    from rewardkit.sandbox.cases import _Source
+
+    code = newline.join(s.replace("\n", newline) for s in stmts) + newline
+    src = _Source(code)
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, (ast.stmt, ast.expr)):
+            want = ast.get_source_segment(code, node)
+            assert src.segment(node) == (want or "")[:300], (code, ast.dump(node))
+
+
+@pytest.mark.timeout(60)
+def test_many_statements_parse_in_time_linear_in_the_code():
+    """``ast.get_source_segment`` split the whole code again for every statement: 10,000
+    asserts took 218 s (outside attack); the pytest timeout (60 s) is the check here."""
+    got = parse_asserts("assert f(1) == 1\n" * 5000 + "x = 1\n" * 5000, "f")
+    assert len(got) == 10_000 and isinstance(got[-1], InvalidTest)

@@ -527,6 +527,8 @@ class LocalPool:
                 for i, kind, dur, _, payload in got:
                     cells[(row, i)] = (row, i, kind, dur, payload)  # checked again when compared
                     job.got.add(i)
+            elif rec == ["alive"]:  # a batch process still parsing a large batch's tests
+                continue
             elif job is not None and _is_done(rec, job):
                 self.forks += rec[2]
                 w.peak_kb = max(w.peak_kb, rec[3])

@@ -16,7 +16,8 @@ Protocol (one JSON document per line):
   The zygote recognises a tests message on its bytes (``_child.TESTS_HEAD``) and forks a batch
   process for it (``Zygote.run_batch``), which parses it, runs the jobs that follow and hands
   the next tests message back; the zygote itself never decodes a problem's inputs.
-- stdout, to the sandbox: ``["cells", row, [[idx, kind, duration_s, cpu_s, payload], ...]]``
+- stdout, to the sandbox: ``["alive"]`` while a batch process parses a large batch's tests,
+  ``["cells", row, [[idx, kind, duration_s, cpu_s, payload], ...]]``
   with the cells final since the last such line (the child's records, forwarded as they came
   once checked; a TIMEOUT cell may be sent again after its retry), ``["done", row, n_forks,
   peak_rss_kb]`` per job.
@@ -166,6 +167,7 @@ CELL_BYTES = LINE_CAP + (1 << 16)
 POLL_S = 0.02  # how often a running child's pipe is read (its exit wakes the zygote at once)
 LATE_S = 0.1  # what a record may take beyond the budget to reach the zygote (see Zygote.late)
 PR_SET_CHILD_SUBREAPER = 36
+ALIVE_S = 1.0  # a batch process parsing its tests says it is alive this often (``tests``)
 SYS_IO_URING_SETUP = 425
 
 
@@ -530,7 +532,15 @@ class Zygote:
     def tests(self, msg: dict) -> None:
         """A batch's tests (in the batch process): the inputs parsed once, the children's
         limits refreshed."""
-        self.inputs = [None if t is None else parse_literal(t) for t in msg["inputs"]]
+        # Parsing takes about 1.6 s per MB of input: a large batch says it is alive every
+        # second, or the pool would take the silence for a stall and replace the worker, again
+        # at every try (20 tests of 810 KB each: every cell CRASH, minutes lost).
+        self.inputs, said = [], time.monotonic()
+        for t in msg["inputs"]:
+            self.inputs.append(None if t is None else parse_literal(t))
+            if time.monotonic() - said > ALIVE_S:
+                write_all(1, b'["alive"]\n')
+                said = time.monotonic()
         if not self.own_ns:  # the uid's count drifts: refreshed per batch
             self.cfg["nproc"] = msg.get("nproc", self.cfg["nproc"])
         self.cfg["_rlimits"] = rlimits(self.cfg)

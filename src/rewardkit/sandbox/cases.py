@@ -29,6 +29,7 @@ line and why: an INVALID_TEST column, never a silently dropped test.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +120,8 @@ def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
         module = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         return [InvalidTest(code[:200], f"test code does not parse ({type(e).__name__})")]
-    rebound = _rebinding_import(module, entry_point, code)
+    src = _Source(code)
+    rebound = _rebinding_import(module, entry_point, src)
     if rebound is not None:
         return [rebound]
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
@@ -134,23 +136,61 @@ def parse_asserts(code: str, entry_point: str) -> list[TestCase | InvalidTest]:
             current = node
         elif _runs_check(node, entry_point):
             if current is None:
-                source = (ast.get_source_segment(code, node) or "check(...)")[:300]
+                source = src.segment(node) or "check(...)"
                 out.append(InvalidTest(source, f"line {node.lineno}: check is not defined yet"))
             elif current is not checks[-1]:
-                out += _check_cases(current, code, budget)  # that definition runs here
+                out += _check_cases(current, src, budget)  # that definition runs here
             # a call of the last definition: the harness's own call (below) stands for it
         else:
-            out += _statements([node], entry_point, code, budget)
+            out += _statements([node], entry_point, src, budget)
     if checks:
-        out += _check_cases(checks[-1], code, budget)
+        out += _check_cases(checks[-1], src, budget)
     return out
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # as Python's tokenizer counts lines
+
+
+class _Source:
+    """The test code split into lines once.  ``ast.get_source_segment`` splits the whole code
+    again at every call: parsing was quadratic in the statements (outside attack: 4,000
+    asserts, 68 KB, took 37 s)."""
+
+    def __init__(self, code: str) -> None:
+        self.lines = _LINE.findall(code)
+        self.encoded: dict[int, bytes] = {}  # column offsets count UTF-8 bytes
+
+    def _line(self, k: int) -> bytes:
+        got = self.encoded.get(k)
+        if got is None:
+            got = self.encoded[k] = self.lines[k].encode("utf-8", "surrogatepass")
+        return got
+
+    def segment(self, node: ast.AST, n: int = 300) -> str:
+        """At most ``n`` characters of ``node``'s code ("" where it has no position)."""
+        pos = [getattr(node, k, None) for k in ("lineno", "end_lineno", "col_offset")]
+        pos.append(getattr(node, "end_col_offset", None))
+        if any(type(v) is not int for v in pos) or pos[1] > len(self.lines):  # type: ignore[operator]
+            return ""
+        first, end, lo, hi = (int(v) for v in pos)  # type: ignore[arg-type]
+        parts, got = [], 0
+        for k in range(first - 1, end):
+            line = self._line(k)
+            a = lo if k == first - 1 else 0
+            b = hi if k == end - 1 else len(line)
+            piece = line[a : min(b, a + 4 * n)].decode("utf-8", "ignore")  # ≤ 4 bytes a char
+            parts.append(piece)
+            got += len(piece)
+            if got >= n:
+                break
+        return "".join(parts)[:n]
 
 
 # Names the cases read as Python's own: an import that rebinds one changes what they mean.
 _READ_NAMES = ("set", "frozenset", "complex", "check")
 
 
-def _rebinding_import(module: ast.Module, entry_point: str, code: str) -> InvalidTest | None:
+def _rebinding_import(module: ast.Module, entry_point: str, src: _Source) -> InvalidTest | None:
     """An import (anywhere in the code) that binds the entry point or a name the cases read
     (``from builtins import list as set``), or any name at all (``from m import *``): the
     asserts then mean what a literal case cannot say, and the whole code is one InvalidTest."""
@@ -164,7 +204,7 @@ def _rebinding_import(module: ast.Module, entry_point: str, code: str) -> Invali
         bound = [a.asname or a.name.split(".")[0] for a in node.names]
         hit = [b for b in bound if b == "*" or b in read]
         if hit:
-            source = (ast.get_source_segment(code, node) or "import")[:300]
+            source = src.segment(node) or "import"
             what = "may rebind any name" if hit[0] == "*" else f"rebinds `{hit[0]}`"
             return InvalidTest(
                 source,
@@ -174,7 +214,9 @@ def _rebinding_import(module: ast.Module, entry_point: str, code: str) -> Invali
     return None
 
 
-def _check_cases(fn: ast.FunctionDef, code: str, budget: list[int]) -> list[TestCase | InvalidTest]:
+def _check_cases(
+    fn: ast.FunctionDef, src: _Source, budget: list[int]
+) -> list[TestCase | InvalidTest]:
     """The cases of a ``def check(candidate)``, as it runs when called."""
     a, where = fn.args, f"line {fn.lineno}"
     params = a.posonlyargs + a.args
@@ -187,7 +229,7 @@ def _check_cases(fn: ast.FunctionDef, code: str, budget: list[int]) -> list[Test
                 f"{where}: check's decorators, default or annotations run when it is defined",
             )
         ]
-    return _statements(fn.body, params[0].arg, code, budget)
+    return _statements(fn.body, params[0].arg, src, budget)
 
 
 def _runs_check(node: ast.stmt, entry_point: str) -> bool:
@@ -203,7 +245,7 @@ def _runs_check(node: ast.stmt, entry_point: str) -> bool:
 
 
 def _statements(
-    body: list[ast.stmt], name: str, code: str, budget: list[int]
+    body: list[ast.stmt], name: str, src: _Source, budget: list[int]
 ) -> list[TestCase | InvalidTest]:
     out: list[TestCase | InvalidTest] = []
     for node in body:
@@ -214,7 +256,7 @@ def _statements(
             continue  # a docstring or a bare constant
         if _is_metadata(node):
             continue
-        source = (ast.get_source_segment(code, node) or _show(node, 300))[:300]
+        source = src.segment(node) or _show(node, 300)
         if not isinstance(node, ast.Assert):
             kind = _KINDS.get(type(node).__name__, f"a {type(node).__name__} statement")
             out.append(InvalidTest(source, f"{where}: {kind} is not a literal case"))
