@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,7 +227,7 @@ def _check_cases(
         return [
             InvalidTest(
                 f"def check({_show(a)})"[:300],
-                f"{where}: check's decorators, default or annotations run when it is defined",
+                f"{where}: check's decorators, defaults or annotations run when it is defined",
             )
         ]
     return _statements(fn.body, params[0].arg, src, budget)
@@ -364,18 +365,22 @@ def _expected(node: ast.expr, budget: list[int]) -> object:
 
 
 def _has_nan(value: object) -> bool:
+    return any(type(v) in (float, complex) and v != v for v in _nodes(value))
+
+
+def _nodes(value: object) -> Iterator[object]:
+    """``value`` and everything in it, a repeated item each time it appears (dict keys and
+    values both)."""
     stack = [value]
     while stack:
         v = stack.pop()
+        yield v
         t = type(v)
-        if t in (float, complex) and v != v:
-            return True
         if t in (list, tuple, set, frozenset):
             stack.extend(v)  # type: ignore[arg-type]
         elif t is dict:
             stack.extend(v.keys())  # type: ignore[attr-defined]
             stack.extend(v.values())  # type: ignore[attr-defined]
-    return False
 
 
 def _literal(node: ast.expr, what: str, budget: list[int]) -> object:
@@ -461,21 +466,11 @@ def _fold(node: ast.expr, left: list[int]) -> object:
 def _size(value: object, cap: int) -> int:
     """Elements and characters of ``value``, a repeated item counted each time it appears (as
     walking it sees it); the count stops once past ``cap``."""
-    n, stack = 0, [value]
-    while stack and n <= cap:
-        v = stack.pop()
-        t = type(v)
-        if t in (str, bytes):
-            n += len(v)  # type: ignore[arg-type]
-        elif t in (list, tuple):
-            n += 1
-            stack.extend(v)  # type: ignore[arg-type]
-        elif t is dict:
-            n += 1
-            for k, x in v.items():  # type: ignore[attr-defined]
-                stack += (k, x)
-        else:
-            n += 1
+    n = 0
+    for v in _nodes(value):
+        n += len(v) if type(v) in (str, bytes) else 1  # type: ignore[arg-type]
+        if n > cap:
+            break
     return n
 
 
